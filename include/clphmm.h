@@ -1,0 +1,242 @@
+/*
+ * clphmm: GATK HaplotypeCaller's PairHMM forward algorithm on OpenCL devices.
+ *
+ * One public header. Conventions:
+ *  - every function that can fail returns a clphmm_status; CLPHMM_SUCCESS is 0;
+ *  - on failure, clphmm_last_error() holds a detailed message (which batch,
+ *    read, position; which file and line; which OpenCL call and error);
+ *  - the library never prints and never exits; it keeps no global state
+ *    except a per-thread last-error buffer and immutable probability tables;
+ *  - output arrays are either fully written or left untouched.
+ *
+ * Semantics are those of ../docs in the project (PAIRHMM_SPEC): float mode
+ * follows Intel GKL (float, rescued in double below 1e-28), double mode
+ * follows GATK Java LoglessPairHMM.
+ */
+#ifndef CLPHMM_H
+#define CLPHMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(CLPHMM_SHARED_BUILD)
+#define CLPHMM_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define CLPHMM_API __attribute__((visibility("default")))
+#else
+#define CLPHMM_API
+#endif
+
+/* ---- Version ----------------------------------------------------------- */
+
+#define CLPHMM_VERSION_MAJOR 0
+#define CLPHMM_VERSION_MINOR 1
+#define CLPHMM_VERSION_PATCH 0
+
+/* The library's version as "MAJOR.MINOR.PATCH" (may differ from the header
+ * the caller was compiled with). */
+CLPHMM_API const char *clphmm_version(void);
+
+/* ---- Status codes -------------------------------------------------------- */
+
+typedef enum clphmm_status {
+  CLPHMM_SUCCESS = 0,
+  CLPHMM_ERROR_INVALID_ARGUMENT = 1, /* NULL pointer, bad option value */
+  CLPHMM_ERROR_INVALID_BASE = 2,     /* a base other than ACGTN (any case) */
+  CLPHMM_ERROR_INVALID_QUALITY = 3,  /* a phred byte of 128 or more */
+  CLPHMM_ERROR_OUT_OF_MEMORY = 4,    /* host allocation failed */
+  CLPHMM_ERROR_TOO_LARGE = 5,        /* sizes overflow or exceed a limit */
+  CLPHMM_ERROR_NO_OPENCL = 6,        /* no OpenCL runtime or platform */
+  CLPHMM_ERROR_NO_DEVICE = 7,        /* no device matches the selector */
+  CLPHMM_ERROR_BUILD_FAILED = 8,     /* kernel compilation failed */
+  CLPHMM_ERROR_OPENCL = 9,           /* an OpenCL call failed */
+  CLPHMM_ERROR_IO = 10,              /* a file could not be opened or read */
+  CLPHMM_ERROR_PARSE = 11            /* a malformed input file */
+} clphmm_status;
+
+/* A short constant description of a status ("invalid base", ...). */
+CLPHMM_API const char *clphmm_status_string(clphmm_status status);
+
+/* ---- Inputs -------------------------------------------------------------- */
+
+/* Precision mode (see PAIRHMM_SPEC section 10). */
+typedef enum clphmm_precision {
+  CLPHMM_PRECISION_FLOAT = 0,  /* GKL: float, double rescue below 1e-28 */
+  CLPHMM_PRECISION_DOUBLE = 1  /* GATK Java: double only */
+} clphmm_precision;
+
+/* One read: bases (ACGTN, either case) and four raw phred arrays (0..127,
+ * no +33 offset), each `length` bytes. Pointers may be NULL only when
+ * length is 0. */
+typedef struct clphmm_read {
+  const char *bases;
+  const uint8_t *base_quals;
+  const uint8_t *ins_quals;
+  const uint8_t *del_quals;
+  const uint8_t *gcp_quals; /* gap-continuation penalty, 10 in GATK */
+  size_t length;
+} clphmm_read;
+
+typedef struct clphmm_haplotype {
+  const char *bases;
+  size_t length;
+} clphmm_haplotype;
+
+/* GATK's unit of work: every read against every haplotype. Results are
+ * read-major: pair (r, h) of this batch lands at offset + r * n_haplotypes + h
+ * where offset is the number of pairs in earlier batches. */
+typedef struct clphmm_batch {
+  const clphmm_read *reads;
+  size_t n_reads;
+  const clphmm_haplotype *haplotypes;
+  size_t n_haplotypes;
+} clphmm_batch;
+
+/* Number of results that `n_batches` batches produce (sum of reads x
+ * haplotypes). Returns CLPHMM_ERROR_TOO_LARGE if that overflows size_t. */
+CLPHMM_API clphmm_status clphmm_count_pairs(const clphmm_batch *batches,
+                                            size_t n_batches, size_t *n_pairs);
+
+/* ---- CPU reference ------------------------------------------------------- */
+
+/* Compute every pair on the CPU with the scalar reference implementation:
+ * no OpenCL needed. Validates all inputs first; on error nothing is written.
+ * `out` must hold clphmm_count_pairs() values. */
+CLPHMM_API clphmm_status clphmm_reference(const clphmm_batch *batches,
+                                          size_t n_batches,
+                                          clphmm_precision precision,
+                                          double *out);
+
+/* ---- Devices ------------------------------------------------------------- */
+
+typedef enum clphmm_device_type {
+  CLPHMM_DEVICE_OTHER = 0,
+  CLPHMM_DEVICE_CPU = 1,
+  CLPHMM_DEVICE_GPU = 2,
+  CLPHMM_DEVICE_ACCELERATOR = 3
+} clphmm_device_type;
+
+typedef struct clphmm_device_info {
+  size_t index;             /* position in clphmm's flat device list */
+  clphmm_device_type type;
+  char name[256];
+  char vendor[256];
+  char platform[256];
+  char version[256];        /* CL_DEVICE_VERSION */
+  char driver[256];         /* CL_DRIVER_VERSION */
+  unsigned compute_units;
+  unsigned clock_mhz;
+  uint64_t global_mem_bytes;
+  uint64_t local_mem_bytes;
+  int has_fp64;             /* cl_khr_fp64 or a double fp config */
+} clphmm_device_info;
+
+/* The OpenCL devices clphmm can see, all platforms flattened in platform
+ * order. *count is 0 with CLPHMM_SUCCESS when a runtime exists but has no
+ * device; CLPHMM_ERROR_NO_OPENCL when there is no runtime or platform. */
+CLPHMM_API clphmm_status clphmm_device_count(size_t *count);
+CLPHMM_API clphmm_status clphmm_device_get_info(size_t index,
+                                                clphmm_device_info *info);
+
+/* ---- Contexts ------------------------------------------------------------ */
+
+typedef struct clphmm_context clphmm_context;
+
+typedef struct clphmm_options {
+  /* Device selector: a decimal index into the device list, "gpu", "cpu", or
+   * a case-insensitive substring of the device name. NULL means the
+   * CLPHMM_DEVICE environment variable, else the first GPU, else the first
+   * CPU, else the first device. */
+  const char *device;
+  clphmm_precision precision;
+  /* Upper bound on matrix cells per kernel launch; 0 = library default.
+   * Bigger inputs are split into chunks. */
+  uint64_t max_cells_per_launch;
+} clphmm_options;
+
+/* Fill `options` with the defaults (float precision, default device). */
+CLPHMM_API void clphmm_options_init(clphmm_options *options);
+
+/* Open a device and compile the kernels it needs. `options` may be NULL. On
+ * failure *context is NULL and clphmm_last_error(NULL) says why. */
+CLPHMM_API clphmm_status clphmm_context_create(const clphmm_options *options,
+                                               clphmm_context **context);
+CLPHMM_API void clphmm_context_destroy(clphmm_context *context);
+
+/* The device a context runs on. */
+CLPHMM_API clphmm_status clphmm_context_device(const clphmm_context *context,
+                                               clphmm_device_info *info);
+
+/* Compute every pair of every batch on the context's device, in its
+ * precision mode. Validates all inputs first; on error nothing is written to
+ * `out`, and the context stays usable. */
+CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
+                                        const clphmm_batch *batches,
+                                        size_t n_batches, double *out);
+
+/* Statistics of the last successful clphmm_compute on this context. */
+typedef struct clphmm_stats {
+  uint64_t pairs;
+  uint64_t cells;         /* sum of read length x haplotype length */
+  uint64_t rescued_pairs; /* float results recomputed in double */
+  uint64_t launches;      /* kernel launches, rescue included */
+  double kernel_seconds;  /* sum of OpenCL profiling intervals */
+} clphmm_stats;
+CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
+                                              clphmm_stats *stats);
+
+/* Detailed message for the last failure. With a context: that context's
+ * last failure. With NULL: the last failure on this thread of a call that
+ * had no context (or of clphmm_context_create). Never NULL; "" if none. */
+CLPHMM_API const char *clphmm_last_error(const clphmm_context *context);
+
+/* ---- Files --------------------------------------------------------------- */
+
+/* A parsed input file: its batches plus owned storage. Two formats,
+ * detected from the content:
+ *  - one pair per line, 7 tokens (GATK's --pair-hmm-results-file):
+ *      HAP READ BASEQ INSQ DELQ GCP EXPECTED   ('#' starts a comment line);
+ *    consecutive lines with the same read become one batch;
+ *  - batches: a line "NR NH", NR lines "READ BASEQ INSQ DELQ GCP", NH
+ *    haplotype lines; repeated.
+ * Qualities are phred+33 characters. Tokens are separated by any run of
+ * spaces or tabs; CRLF and a missing final newline are accepted. */
+typedef struct clphmm_dataset clphmm_dataset;
+
+enum {
+  /* Keep base qualities as written. By default qualities below 6 are raised
+   * to 6, the convention of GATK's and GKL's test readers. */
+  CLPHMM_READ_RAW_BASE_QUALS = 1u << 0
+};
+
+/* Parse a file. On error *dataset is NULL and clphmm_last_error(NULL) reads
+ * "PATH:LINE: what is wrong". */
+CLPHMM_API clphmm_status clphmm_dataset_read_file(const char *path,
+                                                  unsigned flags,
+                                                  clphmm_dataset **dataset);
+/* Same, from memory; `name` is used in messages. */
+CLPHMM_API clphmm_status clphmm_dataset_read_memory(const char *data,
+                                                    size_t size,
+                                                    const char *name,
+                                                    unsigned flags,
+                                                    clphmm_dataset **dataset);
+CLPHMM_API void clphmm_dataset_destroy(clphmm_dataset *dataset);
+
+CLPHMM_API const clphmm_batch *clphmm_dataset_batches(const clphmm_dataset *ds);
+CLPHMM_API size_t clphmm_dataset_n_batches(const clphmm_dataset *ds);
+CLPHMM_API size_t clphmm_dataset_n_pairs(const clphmm_dataset *ds);
+/* Expected values of the one-pair-per-line format (one per pair, in result
+ * order), or NULL for the batch format. */
+CLPHMM_API const double *clphmm_dataset_expected(const clphmm_dataset *ds);
+/* 1-based line on which batch `b` starts (for messages). */
+CLPHMM_API size_t clphmm_dataset_batch_line(const clphmm_dataset *ds, size_t b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CLPHMM_H */

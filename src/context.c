@@ -1,0 +1,276 @@
+#include "context.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reference.h"
+#include "run.h"
+#include "validate.h"
+
+#define DEFAULT_MAX_CELLS ((uint64_t)1 << 32)
+
+const char *clphmm_version(void) { return CLPHMM_VERSION_STRING; }
+
+void clphmm_options_init(clphmm_options *o) {
+  if (!o)
+    return;
+  memset(o, 0, sizeof *o);
+  o->precision = CLPHMM_PRECISION_FLOAT;
+}
+
+/* Copy the thread's last error into the context (API boundary). */
+static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
+  if (st && ctx)
+    snprintf(ctx->error, sizeof ctx->error, "%s", cph_error_message());
+  return st;
+}
+
+static clphmm_status open_queue(clphmm_context *ctx) {
+  cl_int err;
+  ctx->cl = cph_cl.CreateContext(NULL, 1, &ctx->dev.id, NULL, NULL, &err);
+  if (err != CL_SUCCESS)
+    return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateContext", err,
+                       ctx->dev.info.name);
+  ctx->queue = cph_cl.CreateCommandQueue(ctx->cl, ctx->dev.id,
+                                         CL_QUEUE_PROFILING_ENABLE, &err);
+  if (err != CL_SUCCESS)
+    return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
+                       ctx->dev.info.name);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_create(const clphmm_options *options,
+                                    clphmm_context **context) {
+  if (!context)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  *context = NULL;
+  clphmm_options o;
+  clphmm_options_init(&o);
+  if (options)
+    o = *options;
+  if (o.precision != CLPHMM_PRECISION_FLOAT &&
+      o.precision != CLPHMM_PRECISION_DOUBLE)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "unknown precision %d",
+                     (int)o.precision);
+  clphmm_context *ctx = calloc(1, sizeof *ctx);
+  if (!ctx)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
+  ctx->precision = o.precision;
+  ctx->max_cells = o.max_cells_per_launch ? o.max_cells_per_launch
+                                          : DEFAULT_MAX_CELLS;
+  clphmm_status st = cph_device_select(o.device, &ctx->dev);
+  if (!st && o.precision == CLPHMM_PRECISION_DOUBLE && !ctx->dev.info.has_fp64)
+    st = cph_error(CLPHMM_ERROR_NO_DEVICE,
+                   "%s has no double precision (cl_khr_fp64); use float "
+                   "precision or another device",
+                   ctx->dev.info.name);
+  if (!st)
+    st = open_queue(ctx);
+  if (!st)
+    st = cph_plan_variants(&ctx->dev, &ctx->variants);
+  if (st) {
+    clphmm_context_destroy(ctx);
+    return st;
+  }
+  *context = ctx;
+  return CLPHMM_SUCCESS;
+}
+
+void clphmm_context_destroy(clphmm_context *ctx) {
+  if (!ctx)
+    return;
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      cph_kernel_release(&ctx->kernels[d][v]);
+  if (ctx->queue)
+    cph_cl.ReleaseCommandQueue(ctx->queue);
+  if (ctx->cl)
+    cph_cl.ReleaseContext(ctx->cl);
+  free(ctx);
+}
+
+clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
+                                 cl_kernel *kernel) {
+  cph_kernel *k = &ctx->kernels[dbl][v];
+  if (!k->kernel) {
+    clphmm_status st =
+        cph_kernel_build(ctx->cl, &ctx->dev, &ctx->variants.v[v], dbl, k);
+    if (st)
+      return st;
+  }
+  *kernel = k->kernel;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_device(const clphmm_context *ctx,
+                                    clphmm_device_info *info) {
+  if (!ctx || !info)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  *info = ctx->dev.info;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_stats(const clphmm_context *ctx,
+                                   clphmm_stats *stats) {
+  if (!ctx || !stats)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  *stats = ctx->stats;
+  return CLPHMM_SUCCESS;
+}
+
+const char *clphmm_last_error(const clphmm_context *ctx) {
+  return ctx ? ctx->error : cph_error_message();
+}
+
+/* Pack every batch (each read and haplotype once) and list the pairs that
+ * need computing; empty reads or haplotypes give -inf right away. */
+static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
+                                  cph_pack *pack, cph_job *jobs,
+                                  size_t *n_jobs, double *results) {
+  size_t k = 0, nj = 0;
+  for (size_t b = 0; b < n; b++) {
+    const clphmm_batch *bt = &batches[b];
+    uint32_t hap0 = (uint32_t)pack->n_hap, off;
+    for (size_t h = 0; h < bt->n_haplotypes; h++) {
+      clphmm_status st = cph_pack_hap(pack, &bt->haplotypes[h], &off);
+      if (st)
+        return st;
+    }
+    for (size_t r = 0; r < bt->n_reads; r++) {
+      const clphmm_read *rd = &bt->reads[r];
+      uint32_t row_off;
+      clphmm_status st = cph_pack_read(pack, rd, &row_off);
+      if (st)
+        return st;
+      uint32_t hap_off = hap0;
+      for (size_t h = 0; h < bt->n_haplotypes; h++, k++) {
+        const clphmm_haplotype *hp = &bt->haplotypes[h];
+        if (rd->length == 0 || hp->length == 0)
+          results[k] = -INFINITY;
+        else
+          jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length, hap_off,
+                                 (uint32_t)hp->length, k, rd, hp};
+        hap_off += (uint32_t)hp->length;
+      }
+    }
+  }
+  *n_jobs = nj;
+  return CLPHMM_SUCCESS;
+}
+
+/* Recompute in double the float results that underflowed: on the device
+ * when it has fp64, else with the CPU reference (PAIRHMM_SPEC 10). */
+static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
+                            const size_t *which, size_t n, double *results) {
+  if (n == 0)
+    return CLPHMM_SUCCESS;
+  ctx->stats.rescued_pairs += n;
+  if (!ctx->dev.info.has_fp64) {
+    for (size_t i = 0; i < n; i++) {
+      double s;
+      const cph_job *jb = &jobs[which[i]];
+      clphmm_status st =
+          cph_reference_pair_double(jb->read, jb->hap, CPH_GKL_DOUBLE, &s);
+      if (st)
+        return st;
+      results[jb->out] = cph_log10_double(s);
+    }
+    return CLPHMM_SUCCESS;
+  }
+  cph_pack pack;
+  cph_pack_init(&pack, CPH_GKL_DOUBLE);
+  cph_job *rj = malloc(n * sizeof *rj);
+  double *sums = malloc(n * sizeof *sums);
+  clphmm_status st = rj && sums ? CLPHMM_SUCCESS
+                                : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                                            "no memory to rescue %zu pairs", n);
+  for (size_t i = 0; i < n && !st; i++) {
+    rj[i] = jobs[which[i]];
+    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off);
+    if (!st)
+      st = cph_pack_hap(&pack, rj[i].hap, &rj[i].hap_off);
+  }
+  if (!st)
+    st = cph_run_jobs(ctx, &pack, rj, n, sums);
+  for (size_t i = 0; i < n && !st; i++)
+    results[rj[i].out] = cph_log10_double(sums[i]);
+  cph_pack_free(&pack);
+  free(rj);
+  free(sums);
+  return st;
+}
+
+/* Turn scaled sums into log10 likelihoods; collect the pairs to rescue. */
+static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs,
+                            size_t n, const double *sums, double *results) {
+  if (ctx->precision == CLPHMM_PRECISION_DOUBLE) {
+    for (size_t i = 0; i < n; i++)
+      results[jobs[i].out] = cph_log10_double(sums[i]);
+    return CLPHMM_SUCCESS;
+  }
+  size_t *which = malloc((n ? n : 1) * sizeof *which), nr = 0;
+  if (!which)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
+  for (size_t i = 0; i < n; i++) {
+    float f = (float)sums[i];
+    if (cph_needs_rescue(f))
+      which[nr++] = i;
+    else
+      results[jobs[i].out] = cph_log10_float(f);
+  }
+  clphmm_status st = rescue(ctx, jobs, which, nr, results);
+  free(which);
+  return st;
+}
+
+static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
+                             size_t n_batches, double *out) {
+  size_t n_pairs;
+  uint64_t cells;
+  clphmm_status st = cph_validate_batches(batches, n_batches, &n_pairs, &cells);
+  if (st)
+    return st;
+  if (n_pairs > 0 && !out)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  double *results = malloc((n_pairs ? n_pairs : 1) * sizeof *results);
+  cph_job *jobs = malloc((n_pairs ? n_pairs : 1) * sizeof *jobs);
+  double *sums = malloc((n_pairs ? n_pairs : 1) * sizeof *sums);
+  cph_pack pack;
+  cph_pack_init(&pack, ctx->precision == CLPHMM_PRECISION_FLOAT
+                           ? CPH_GKL_FLOAT
+                           : CPH_JAVA_DOUBLE);
+  size_t n_jobs = 0;
+  clphmm_stats before = ctx->stats;
+  memset(&ctx->stats, 0, sizeof ctx->stats);
+  if (!results || !jobs || !sums)
+    st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu pairs",
+                   n_pairs);
+  if (!st)
+    st = pack_batches(batches, n_batches, &pack, jobs, &n_jobs, results);
+  if (!st)
+    st = cph_run_jobs(ctx, &pack, jobs, n_jobs, sums);
+  if (!st)
+    st = finish(ctx, jobs, n_jobs, sums, results);
+  if (!st) {
+    if (n_pairs)
+      memcpy(out, results, n_pairs * sizeof *out);
+    ctx->stats.pairs = n_pairs;
+    ctx->stats.cells = cells;
+  } else {
+    ctx->stats = before;
+  }
+  cph_pack_free(&pack);
+  free(results);
+  free(jobs);
+  free(sums);
+  return st;
+}
+
+clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
+                             size_t n_batches, double *out) {
+  if (!ctx)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  return ctx_fail(ctx, compute(ctx, batches, n_batches, out));
+}

@@ -1,0 +1,68 @@
+/* The probability model: phred -> probability tables, the quantised
+ * match-to-match table, per-row transition parameters and the scaling
+ * constants, exactly as GKL (float, double) and GATK Java (double) build
+ * them. Shared by the CPU reference and the OpenCL path, so both start from
+ * bit-identical parameters (PAIRHMM_SPEC sections 2-5). */
+#ifndef CLPHMM_MODEL_H
+#define CLPHMM_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clphmm.h"
+
+#define CPH_NQUAL 128 /* valid phred values 0..127 */
+#define CPH_MM_SIZE (CPH_NQUAL * (CPH_NQUAL + 1) / 2)
+
+/* Which implementation's tables and final sum a computation follows. */
+typedef enum cph_flavor {
+  CPH_GKL_FLOAT = 0,  /* float mode, first pass */
+  CPH_GKL_DOUBLE = 1, /* float mode, double rescue */
+  CPH_JAVA_DOUBLE = 2 /* double mode */
+} cph_flavor;
+
+typedef struct cph_tables_f {
+  float ph2pr[CPH_NQUAL];
+  float mm[CPH_MM_SIZE];
+} cph_tables_f;
+
+typedef struct cph_tables_d {
+  double ph2pr[CPH_NQUAL];
+  double mm[CPH_MM_SIZE];
+} cph_tables_d;
+
+/* Immutable tables, built once (thread-safe). */
+const cph_tables_f *cph_tables_gkl_float(void);
+const cph_tables_d *cph_tables_double(cph_flavor flavor);
+
+/* Per-read-row parameters: the six transitions and the two emission priors
+ * of row i (read base i-1). The layout is shared with the kernels. */
+typedef struct cph_row_f {
+  float mm, gapm, mx, xx, my, yy, match, mismatch;
+} cph_row_f;
+typedef struct cph_row_d {
+  double mm, gapm, mx, xx, my, yy, match, mismatch;
+} cph_row_d;
+
+/* Fill rows[0..length-1] for a validated read. */
+void cph_rows_float(const clphmm_read *read, cph_row_f *rows);
+void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
+                     cph_row_d *rows);
+
+/* Read or haplotype bases as codes 0..4 (A C G T N), case folded. */
+void cph_encode_bases(const char *bases, size_t length, uint8_t *codes);
+
+/* Scaling constants K (2^120 float, 2^1020 double) and the conversion of a
+ * scaled final sum to log10 exactly as each implementation does it. */
+#define CPH_SCALE_FLOAT 0x1p120f
+#define CPH_SCALE_DOUBLE 0x1p1020
+double cph_log10_float(float sum);
+double cph_log10_double(double sum);
+
+/* GKL's MIN_ACCEPTED: a float sum below this is recomputed in double. */
+#define CPH_MIN_ACCEPTED 1e-28f
+static inline int cph_needs_rescue(float sum) {
+  return sum < CPH_MIN_ACCEPTED;
+}
+
+#endif

@@ -1,0 +1,78 @@
+#include "pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define ROW_REALS 8
+
+void cph_pack_init(cph_pack *p, cph_flavor flavor) {
+  memset(p, 0, sizeof *p);
+  p->flavor = flavor;
+  p->real_size = flavor == CPH_GKL_FLOAT ? sizeof(float) : sizeof(double);
+}
+
+void cph_pack_free(cph_pack *p) {
+  free(p->rows);
+  free(p->rcodes);
+  free(p->hcodes);
+  memset(p, 0, sizeof *p);
+}
+
+/* Make room for `need` elements of `size` bytes in *buf (capacity *cap),
+ * doubling. Returns 0 on overflow or allocation failure (buffer kept). */
+static int grow(unsigned char **buf, size_t *cap, size_t need, size_t size) {
+  if (need <= *cap)
+    return 1;
+  size_t n = *cap ? *cap : 1024;
+  while (n < need)
+    n *= 2;
+  if (n > SIZE_MAX / size)
+    return 0;
+  unsigned char *nb = realloc(*buf, n * size);
+  if (!nb)
+    return 0;
+  *buf = nb;
+  *cap = n;
+  return 1;
+}
+
+static clphmm_status too_large(const char *what) {
+  return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                   "more than 2^32-1 %s in one call; split the input", what);
+}
+
+clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
+                            uint32_t *off) {
+  size_t need = p->n_rows + read->length;
+  if (need > UINT32_MAX)
+    return too_large("read bases");
+  if (!grow(&p->rows, &p->cap_rows, need, ROW_REALS * p->real_size) ||
+      !grow(&p->rcodes, &p->cap_rcodes, need, 1))
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "no memory to pack %zu read rows", need);
+  unsigned char *dst = p->rows + p->n_rows * ROW_REALS * p->real_size;
+  if (p->flavor == CPH_GKL_FLOAT)
+    cph_rows_float(read, (cph_row_f *)dst);
+  else
+    cph_rows_double(read, p->flavor, (cph_row_d *)dst);
+  cph_encode_bases(read->bases, read->length, p->rcodes + p->n_rows);
+  *off = (uint32_t)p->n_rows;
+  p->n_rows = need;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
+                           uint32_t *off) {
+  size_t need = p->n_hap + hap->length;
+  if (need > UINT32_MAX)
+    return too_large("haplotype bases");
+  if (!grow(&p->hcodes, &p->cap_hap, need, 1))
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "no memory to pack %zu haplotype bases", need);
+  cph_encode_bases(hap->bases, hap->length, p->hcodes + p->n_hap);
+  *off = (uint32_t)p->n_hap;
+  p->n_hap = need;
+  return CLPHMM_SUCCESS;
+}

@@ -1,0 +1,39 @@
+/* Packing: the structure-of-arrays device layout of a set of pairs (read
+ * rows with their transitions and priors, base codes, haplotypes) and the
+ * pair list ("jobs") that refers into it. */
+#ifndef CLPHMM_PACK_H
+#define CLPHMM_PACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+typedef struct cph_pack {
+  cph_flavor flavor;
+  size_t real_size;     /* 4 (float) or 8 (double) */
+  unsigned char *rows;  /* 8 reals per read row (see cph_row_f) */
+  unsigned char *rcodes; /* one base code per read row */
+  size_t n_rows, cap_rows, cap_rcodes;
+  unsigned char *hcodes; /* haplotype base codes, concatenated */
+  size_t n_hap, cap_hap;
+} cph_pack;
+
+/* One pair for the device: offsets into a pack plus where its result goes. */
+typedef struct cph_job {
+  uint32_t row_off, R, hap_off, H;
+  size_t out;
+  const clphmm_read *read;
+  const clphmm_haplotype *hap;
+} cph_job;
+
+void cph_pack_init(cph_pack *p, cph_flavor flavor);
+void cph_pack_free(cph_pack *p);
+/* Append a read (its rows in the pack's flavor) or a haplotype; returns its
+ * offset. Fails with CLPHMM_ERROR_TOO_LARGE past 2^32 - 1 entries. */
+clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
+                            uint32_t *off);
+clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
+                           uint32_t *off);
+
+#endif

@@ -1,0 +1,25 @@
+/* Planning: which compiled variants a device uses, and which variant serves
+ * each read length (the read-length bins). */
+#ifndef CLPHMM_PLAN_H
+#define CLPHMM_PLAN_H
+
+#include "program.h"
+
+#define CPH_MAX_VARIANTS 16
+
+/* The variants of a device, ordered by increasing rows per tile. Reads
+ * longer than the last one's rows run on it tile after tile. */
+typedef struct cph_variant_set {
+  cph_variant v[CPH_MAX_VARIANTS];
+  size_t n;
+} cph_variant_set;
+
+/* Choose the shuffle backend and the variant set for a device. Honours
+ * CLPHMM_SHUFFLE (local|khr|intel|nvidia) and CLPHMM_VARIANTS ("GxC,GxC"
+ * with optional "/WG"), for tuning and tests. */
+clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set);
+
+/* Index of the variant serving a read of `rows` rows. */
+size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
+
+#endif

@@ -1,0 +1,131 @@
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "error.h"
+#include "validate.h"
+
+#define CPH_T float
+#define CPH_ROW cph_row_f
+#define CPH_DP dp_float
+#include "reference_dp.h"
+#undef CPH_T
+#undef CPH_ROW
+#undef CPH_DP
+
+#define CPH_T double
+#define CPH_ROW cph_row_d
+#define CPH_DP dp_double
+#include "reference_dp.h"
+#undef CPH_T
+#undef CPH_ROW
+#undef CPH_DP
+
+/* One allocation for rows, codes and the six rolling DP rows. */
+static void *scratch(const clphmm_read *read, const clphmm_haplotype *hap,
+                     size_t row_size, size_t cell_size) {
+  size_t r = read->length, h = hap->length;
+  if (r > SIZE_MAX / 64 || h > SIZE_MAX / 64)
+    return NULL;
+  return malloc(r * row_size + 6 * (h + 1) * cell_size + r + h + 16);
+}
+
+clphmm_status cph_reference_pair_float(const clphmm_read *read,
+                                       const clphmm_haplotype *hap,
+                                       float *sum) {
+  if (read->length == 0 || hap->length == 0) {
+    *sum = 0.0f;
+    return CLPHMM_SUCCESS;
+  }
+  unsigned char *mem = scratch(read, hap, sizeof(cph_row_f), sizeof(float));
+  if (!mem)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "reference: no memory for a %zu x %zu pair", read->length,
+                     hap->length);
+  float *work = (float *)mem;
+  cph_row_f *rows = (cph_row_f *)(work + 6 * (hap->length + 1));
+  uint8_t *rc = (uint8_t *)(rows + read->length), *hc = rc + read->length;
+  cph_rows_float(read, rows);
+  cph_encode_bases(read->bases, read->length, rc);
+  cph_encode_bases(hap->bases, hap->length, hc);
+  *sum = dp_float(rows, rc, read->length, hc, hap->length, 0, work);
+  free(mem);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_reference_pair_double(const clphmm_read *read,
+                                        const clphmm_haplotype *hap,
+                                        cph_flavor flavor, double *sum) {
+  if (read->length == 0 || hap->length == 0) {
+    *sum = 0.0;
+    return CLPHMM_SUCCESS;
+  }
+  unsigned char *mem = scratch(read, hap, sizeof(cph_row_d), sizeof(double));
+  if (!mem)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "reference: no memory for a %zu x %zu pair", read->length,
+                     hap->length);
+  double *work = (double *)mem;
+  cph_row_d *rows = (cph_row_d *)(work + 6 * (hap->length + 1));
+  uint8_t *rc = (uint8_t *)(rows + read->length), *hc = rc + read->length;
+  cph_rows_double(read, flavor, rows);
+  cph_encode_bases(read->bases, read->length, rc);
+  cph_encode_bases(hap->bases, hap->length, hc);
+  *sum = dp_double(rows, rc, read->length, hc, hap->length,
+                   flavor == CPH_JAVA_DOUBLE, work);
+  free(mem);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_reference_pair(const clphmm_read *read,
+                                 const clphmm_haplotype *hap,
+                                 clphmm_precision precision, double *result) {
+  clphmm_status st;
+  if (precision == CLPHMM_PRECISION_FLOAT) {
+    float f;
+    if ((st = cph_reference_pair_float(read, hap, &f)))
+      return st;
+    if (!cph_needs_rescue(f)) {
+      *result = cph_log10_float(f);
+      return CLPHMM_SUCCESS;
+    }
+  }
+  cph_flavor flavor =
+      precision == CLPHMM_PRECISION_FLOAT ? CPH_GKL_DOUBLE : CPH_JAVA_DOUBLE;
+  double d;
+  if ((st = cph_reference_pair_double(read, hap, flavor, &d)))
+    return st;
+  *result = cph_log10_double(d);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_reference(const clphmm_batch *batches, size_t n_batches,
+                               clphmm_precision precision, double *out) {
+  size_t n_pairs;
+  clphmm_status st = cph_validate_batches(batches, n_batches, &n_pairs, NULL);
+  if (st)
+    return st;
+  if (precision != CLPHMM_PRECISION_FLOAT &&
+      precision != CLPHMM_PRECISION_DOUBLE)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_reference: unknown precision %d", (int)precision);
+  if (n_pairs > 0 && !out)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_reference: out is NULL");
+  double *tmp = malloc((n_pairs ? n_pairs : 1) * sizeof *tmp);
+  if (!tmp)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "clphmm_reference: no memory for %zu results", n_pairs);
+  size_t k = 0;
+  for (size_t b = 0; b < n_batches && !st; b++)
+    for (size_t r = 0; r < batches[b].n_reads && !st; r++)
+      for (size_t h = 0; h < batches[b].n_haplotypes && !st; h++)
+        st = cph_reference_pair(&batches[b].reads[r],
+                                &batches[b].haplotypes[h], precision, &tmp[k++]);
+  if (!st)
+    for (size_t i = 0; i < n_pairs; i++)
+      out[i] = tmp[i];
+  free(tmp);
+  return st;
+}

@@ -1,0 +1,36 @@
+/* Input validation shared by the API entry points and the file readers. */
+#ifndef CLPHMM_VALIDATE_H
+#define CLPHMM_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clphmm.h"
+
+/* Base codes used everywhere inside the library (and by the kernels). */
+enum { CPH_BASE_A = 0, CPH_BASE_C = 1, CPH_BASE_G = 2, CPH_BASE_T = 3,
+       CPH_BASE_N = 4, CPH_BASE_INVALID = 255 };
+
+/* Highest valid phred value (quality bytes are 0..127). */
+#define CPH_MAX_QUAL 127
+
+/* Code of a base byte: ACGTN in either case, else CPH_BASE_INVALID. */
+static inline uint8_t cph_base_code(unsigned char b) {
+  switch (b) {
+  case 'A': case 'a': return CPH_BASE_A;
+  case 'C': case 'c': return CPH_BASE_C;
+  case 'G': case 'g': return CPH_BASE_G;
+  case 'T': case 't': return CPH_BASE_T;
+  case 'N': case 'n': return CPH_BASE_N;
+  default: return CPH_BASE_INVALID;
+  }
+}
+
+/* Validate every batch (NULL pointers, bases, qualities, size overflow) and
+ * return the number of pairs and cells. On error the thread's last error
+ * names the batch, read or haplotype, field and position. */
+clphmm_status cph_validate_batches(const clphmm_batch *batches,
+                                   size_t n_batches, size_t *n_pairs,
+                                   uint64_t *n_cells);
+
+#endif

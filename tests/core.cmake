@@ -1,0 +1,5 @@
+clphmm_add_test(test_reference)
+clphmm_add_test(test_model)
+clphmm_add_test(test_device)
+clphmm_add_test(test_api)
+set_tests_properties(test_device PROPERTIES TIMEOUT 1800)

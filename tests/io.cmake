@@ -1,0 +1,1 @@
+clphmm_add_test(test_io)

@@ -1,0 +1,559 @@
+#!/usr/bin/env bash
+# End-to-end tests of the `clphmm` command.
+#
+#   test_cli.sh CLPHMM_BINARY DATA_DIR [EXPECTED_VERSION]
+#
+# Prints one line per check and "N passed, M failed" at the end (plus the
+# number of skipped checks, e.g. device checks when no OpenCL device exists);
+# exits non-zero on any failure.
+set -u
+
+if [ $# -lt 2 ]; then
+  echo "usage: $0 CLPHMM_BINARY DATA_DIR [EXPECTED_VERSION]" >&2
+  exit 2
+fi
+CLI=$1
+DATA=$2
+WANT_VERSION=${3:-}
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-cli-test.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { PASSED=$((PASSED + 1)); echo "ok   $1"; }
+fail() {
+  FAILED=$((FAILED + 1))
+  echo "FAIL $1"
+  shift
+  local line
+  for line in "$@"; do echo "     $line"; done
+}
+skip() { SKIPPED=$((SKIPPED + 1)); echo "skip $1"; }
+
+# run ARGS...: runs the CLI; sets RC, stdout in $TMP/out, stderr in $TMP/err.
+run() {
+  "$CLI" "$@" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+}
+
+# Shows what the last run printed on stderr (for failure messages).
+last_err() { head -c 600 "$TMP/err" | tr '\n' '|'; }
+
+# compare_numbers GOT WANT TOL: one number per line in both files (WANT may be
+# a column extracted elsewhere); "-inf" must match "-inf". Prints a reason and
+# returns 1 on a mismatch.
+compare_numbers() {
+  local got=$1 want=$2 tol=$3 ng nw
+  ng=$(wc -l <"$got")
+  nw=$(wc -l <"$want")
+  if [ "$ng" -ne "$nw" ] || [ "$ng" -eq 0 ]; then
+    echo "line counts differ: got $ng, want $nw"
+    return 1
+  fi
+  paste "$got" "$want" | awk -v tol="$tol" '
+    function isnum(s) {
+      return s ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/
+    }
+    {
+      g = $1; w = $2
+      if (g == "-inf" || w == "-inf") {
+        if (g != w) {
+          printf "line %d: got %s, want %s\n", NR, g, w
+          bad = 1; exit
+        }
+        next
+      }
+      if (!isnum(g) || !isnum(w)) {
+        printf "line %d: not a number: got \"%s\", want \"%s\"\n", NR, g, w
+        bad = 1; exit
+      }
+      d = g - w; if (d < 0) d = -d
+      if (d > max) { max = d; at = NR }
+    }
+    END {
+      if (bad) exit 1
+      if (max > tol) {
+        printf "max abs diff %g > %g (line %d)\n", max, tol, at
+        exit 1
+      }
+    }'
+}
+
+# check_values NAME TOL WANT_FILE ARGS...: the CLI succeeds, prints nothing
+# on stderr, and its stdout matches WANT_FILE within TOL.
+check_values() {
+  local name=$1 tol=$2 want=$3 why
+  shift 3
+  run "$@"
+  if [ "$RC" -ne 0 ]; then
+    fail "$name" "exit status $RC" "stderr: $(last_err)"
+    return
+  fi
+  if [ -s "$TMP/err" ]; then
+    fail "$name" "unexpected stderr: $(last_err)"
+    return
+  fi
+  if why=$(compare_numbers "$TMP/out" "$want" "$tol"); then
+    pass "$name"
+  else
+    fail "$name" "$why"
+  fi
+}
+
+# expected_column FILE OUT: the EXPECTED column of a one-pair-per-line file.
+expected_column() { awk '!/^#/ && NF == 7 { print $7 }' "$1" >"$2"; }
+
+# check_error NAME LINE_REGEX FILE ARGS...: the CLI fails with exit status
+# 1, prints nothing on stdout, and stderr's first line matches
+# "^clphmm: .*FILE:LINE:" (or "^clphmm: .*FILE" when LINE_REGEX is empty).
+check_error() {
+  local name=$1 line=$2 file=$3 pattern first
+  shift 3
+  run "$@"
+  if [ -n "$line" ]; then
+    pattern="^clphmm: .*${file}:${line}:"
+  else
+    pattern="^clphmm: .*${file}"
+  fi
+  first=$(head -n 1 "$TMP/err")
+  if [ "$RC" -ne 1 ]; then
+    fail "$name" "exit status $RC, want 1" "stderr: $(last_err)"
+  elif [ -s "$TMP/out" ]; then
+    fail "$name" "stdout not empty: $(head -c 200 "$TMP/out" | tr '\n' '|')"
+  elif ! printf '%s\n' "$first" | grep -Eq -- "$pattern"; then
+    fail "$name" "stderr does not match /$pattern/" "stderr: $(last_err)"
+  else
+    pass "$name"
+  fi
+}
+
+# check_usage NAME ARGS...: exit status 2, nothing on stdout, a "clphmm: "
+# message and the --help hint on stderr.
+check_usage() {
+  local name=$1
+  shift
+  run "$@"
+  if [ "$RC" -ne 2 ]; then
+    fail "$name" "exit status $RC, want 2" "stderr: $(last_err)"
+  elif [ -s "$TMP/out" ]; then
+    fail "$name" "stdout not empty"
+  elif ! grep -q '^clphmm: ' "$TMP/err"; then
+    fail "$name" "no 'clphmm: ' message on stderr: $(last_err)"
+  elif ! grep -q "Try 'clphmm --help'" "$TMP/err"; then
+    fail "$name" "no --help hint on stderr: $(last_err)"
+  else
+    pass "$name"
+  fi
+}
+
+# same_output NAME FILE_A FILE_B ARGS...: the CLI prints byte-identical
+# results for both inputs (ARGS come before the input).
+same_output() {
+  local name=$1 a=$2 b=$3
+  shift 3
+  run "$@" "$a"
+  if [ "$RC" -ne 0 ]; then
+    fail "$name" "reference input failed: $(last_err)"
+    return
+  fi
+  cp "$TMP/out" "$TMP/same.a"
+  run "$@" "$b"
+  if [ "$RC" -ne 0 ]; then
+    fail "$name" "exit status $RC" "stderr: $(last_err)"
+  elif [ ! -s "$TMP/same.a" ]; then
+    fail "$name" "no output"
+  elif ! cmp -s "$TMP/same.a" "$TMP/out"; then
+    fail "$name" "output differs from the plain file's"
+  else
+    pass "$name"
+  fi
+}
+
+TINY=$DATA/tiny.in
+TINY_D=$DATA/tiny.expected-double.txt
+TINY_F=$DATA/tiny.expected-float.txt
+
+# ---- help, version, usage errors -------------------------------------------
+
+run --help
+if [ "$RC" -ne 0 ]; then
+  fail "--help exits 0" "exit status $RC"
+else
+  pass "--help exits 0"
+  missing=
+  for word in --device --precision --reference --output --raw-base-quals \
+    --list-devices --help --version CLPHMM_DEVICE float double gpu cpu; do
+    grep -q -- "$word" "$TMP/out" || missing="$missing $word"
+  done
+  if [ -z "$missing" ]; then
+    pass "--help documents every option"
+  else
+    fail "--help documents every option" "missing:$missing"
+  fi
+fi
+
+run --version
+if [ "$RC" -ne 0 ]; then
+  fail "--version" "exit status $RC"
+elif [ -n "$WANT_VERSION" ]; then
+  if [ "$(cat "$TMP/out")" = "clphmm $WANT_VERSION" ]; then
+    pass "--version prints 'clphmm $WANT_VERSION'"
+  else
+    fail "--version" "got '$(cat "$TMP/out")', want 'clphmm $WANT_VERSION'"
+  fi
+elif grep -Eq '^clphmm [0-9]+\.[0-9]+\.[0-9]+$' "$TMP/out"; then
+  pass "--version prints 'clphmm X.Y.Z'"
+else
+  fail "--version" "got '$(cat "$TMP/out")'"
+fi
+
+check_usage "usage: unknown long option" --no-such-option "$TINY"
+check_usage "usage: unknown short option" -Z "$TINY"
+check_usage "usage: no INPUT"
+check_usage "usage: no INPUT after options" --reference --precision double
+check_usage "usage: --precision bogus" --reference --precision bogus "$TINY"
+check_usage "usage: --precision without value" "$TINY" --precision
+check_usage "usage: two INPUTs" --reference "$TINY" "$TINY"
+
+# ---- results on the CPU reference -------------------------------------------
+
+check_values "reference double: tiny.in vs tiny.expected-double (1e-7)" \
+  1e-7 "$TINY_D" --reference --precision double "$TINY"
+check_values "reference float (default): tiny.in vs tiny.expected-float" \
+  1e-5 "$TINY_F" --reference "$TINY"
+check_values "reference --precision float: tiny.in vs tiny.expected-float" \
+  1e-5 "$TINY_F" --reference --precision float "$TINY"
+
+# Output keeps at least 10 significant digits: double and float results of
+# tiny.in differ in the 7th-9th digit, so they must print differently.
+run --reference --precision double "$TINY"
+cp "$TMP/out" "$TMP/ref-double.txt"
+run --reference --precision float "$TINY"
+cp "$TMP/out" "$TMP/ref-float.txt"
+if [ -s "$TMP/ref-double.txt" ] &&
+  ! cmp -s "$TMP/ref-double.txt" "$TMP/ref-float.txt" &&
+  why=$(compare_numbers "$TMP/ref-double.txt" "$TINY_D" 1e-9); then
+  pass "output has >= 10 significant digits (double within 1e-9)"
+else
+  fail "output has >= 10 significant digits (double within 1e-9)" "${why:-}"
+fi
+
+# One-pair-per-line format: compare with the EXPECTED column (printed with
+# 7 significant digits, so 1e-5 as in GATK's and GKL's tests).
+expected_column "$DATA/pairhmm-testdata.txt" "$TMP/gkl.expected"
+check_values "reference float: pairhmm-testdata.txt vs its expected column" \
+  1e-5 "$TMP/gkl.expected" --reference "$DATA/pairhmm-testdata.txt"
+expected_column "$DATA/expected.Java.hmmresults.txt" "$TMP/java.expected"
+check_values "reference double: expected.Java.hmmresults.txt (1e-5)" \
+  1e-5 "$TMP/java.expected" --reference --precision double \
+  "$DATA/expected.Java.hmmresults.txt"
+
+# ---- --output ---------------------------------------------------------------
+
+OUTF=$TMP/outdir/result.txt
+mkdir -p "$TMP/outdir"
+run --reference --output "$OUTF" "$TINY"
+if [ "$RC" -ne 0 ]; then
+  fail "--output FILE succeeds" "exit status $RC: $(last_err)"
+elif [ -s "$TMP/out" ]; then
+  fail "--output FILE: stdout stays empty"
+elif ! cmp -s "$OUTF" "$TMP/ref-float.txt"; then
+  fail "--output FILE has the same content as stdout"
+else
+  pass "--output FILE has the same content as stdout"
+fi
+leftovers=$(find "$TMP/outdir" -type f ! -name result.txt | wc -l)
+if [ "$leftovers" -eq 0 ]; then
+  pass "--output leaves no temporary file"
+else
+  fail "--output leaves no temporary file" "$(find "$TMP/outdir" | tr '\n' ' ')"
+fi
+
+# The short spelling -o, and --output=FILE.
+rm -f "$OUTF"
+run --reference --output="$OUTF" "$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$OUTF" "$TMP/ref-float.txt"; then
+  pass "--output=FILE"
+else
+  fail "--output=FILE" "exit status $RC: $(last_err)"
+fi
+
+printf '1 1\nACXT IIII IIII IIII ++++\nACGT\n' >"$TMP/bad_base_for_output.in"
+rm -f "$OUTF"
+run --reference --output "$OUTF" "$TMP/bad_base_for_output.in"
+if [ "$RC" -eq 1 ] && [ ! -e "$OUTF" ] && [ ! -s "$TMP/out" ] &&
+  [ "$(find "$TMP/outdir" -type f | wc -l)" -eq 0 ]; then
+  pass "error: --output FILE not created, stdout empty, no temp file"
+else
+  fail "error: --output FILE not created, stdout empty, no temp file" \
+    "exit status $RC; exists: $([ -e "$OUTF" ] && echo yes || echo no)" \
+    "dir: $(find "$TMP/outdir" | tr '\n' ' ')"
+fi
+
+# An existing FILE is left alone when the run fails.
+echo "old content" >"$OUTF"
+run --reference --output "$OUTF" "$TMP/bad_base_for_output.in"
+if [ "$RC" -eq 1 ] && [ "$(cat "$OUTF")" = "old content" ]; then
+  pass "error: existing --output FILE is left unchanged"
+else
+  fail "error: existing --output FILE is left unchanged" "exit status $RC"
+fi
+rm -f "$OUTF"
+
+run --reference --output "$TMP/no-such-dir/result.txt" "$TINY"
+if [ "$RC" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+  grep -q '^clphmm: .*no-such-dir/result.txt' "$TMP/err"; then
+  pass "unwritable --output reports an error (exit 1)"
+else
+  fail "unwritable --output reports an error (exit 1)" \
+    "exit status $RC: $(last_err)"
+fi
+
+if [ -w /dev/full ]; then
+  "$CLI" --reference "$TINY" >/dev/full 2>"$TMP/err"
+  RC=$?
+  if [ "$RC" -eq 1 ] && grep -q '^clphmm: .*write error' "$TMP/err"; then
+    pass "write error on stdout (/dev/full) is reported"
+  else
+    fail "write error on stdout (/dev/full) is reported" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  skip "write error on stdout (no /dev/full)"
+fi
+
+# ---- bad inputs -------------------------------------------------------------
+
+B=$TMP/bad
+mkdir -p "$B"
+READ='ACGTACGT IIIIIIII IIIIIIII IIIIIIII ++++++++'
+HAP='ACGTACGTAC'
+PAIR="$HAP ACGTACGT IIIIIIII IIIIIIII IIIIIIII ++++++++ -1.0e+00"
+# A valid batch (lines 1-3), so that the error lies further down the file.
+good_batch() { printf '1 1\n%s\n%s\n' "$READ" "$HAP"; }
+
+{ good_batch; printf '2 1\n%s\n%s\n%s\n' "$READ" \
+  'ACGTXCGT IIIIIIII IIIIIIII IIIIIIII ++++++++' "$HAP"; } >"$B/bad_base.in"
+check_error "bad input: invalid base in a read (line 6)" 6 bad_base.in \
+  --reference "$B/bad_base.in"
+
+{ good_batch; printf '1 2\n%s\n%s\nACGTQ\n' "$READ" "$HAP"; } >"$B/bad_hap.in"
+check_error "bad input: invalid base in a haplotype (line 7)" 7 bad_hap.in \
+  --reference "$B/bad_hap.in"
+
+printf '# comment\n%s\n%s IIIIIII IIIIIIII IIIIIIII ++++++++ -1.0e+00\n' \
+  "$PAIR" "$HAP ACGTACGT" >"$B/bad_qual_len.txt"
+check_error "bad input: quality length mismatch (line 3)" 3 bad_qual_len.txt \
+  --reference "$B/bad_qual_len.txt"
+
+{ good_batch; printf '1 1\nACGTACGT IIIIIIII IIIIIIII IIII ++++++++\n%s\n' \
+  "$HAP"; } >"$B/bad_del_len.in"
+check_error "bad input: deletion quality length mismatch (line 5)" 5 \
+  bad_del_len.in --reference "$B/bad_del_len.in"
+
+{ good_batch; printf '3 2\n%s\n%s\n' "$READ" "$READ"; } >"$B/truncated.in"
+# Either the header's line (4) or where the file ends (6, or 7 for the first
+# missing line) is a fair place to point at.
+check_error "bad input: truncated batch (header promises more lines)" \
+  '(4|6|7)' truncated.in --reference "$B/truncated.in"
+
+{ good_batch; printf 'two 1\n%s\n%s\n' "$READ" "$HAP"; } >"$B/header_text.in"
+check_error "bad input: non-numeric header (line 4)" 4 header_text.in \
+  --reference "$B/header_text.in"
+
+{ good_batch; printf -- '-1 1\n%s\n' "$HAP"; } >"$B/header_negative.in"
+check_error "bad input: negative count in header (line 4)" 4 \
+  header_negative.in --reference "$B/header_negative.in"
+
+: >"$B/empty.in"
+check_error "bad input: empty file" '' empty.in --reference "$B/empty.in"
+
+{
+  good_batch
+  printf '\001\002\000\377\376garbage\000\n\000\000\n'
+} >"$B/binary.in"
+check_error "bad input: binary garbage with NUL bytes (line 4)" 4 binary.in \
+  --reference "$B/binary.in"
+
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\003\000>\000' \
+  >"$B/elf.in"
+check_error "bad input: binary file with NUL bytes, no newline (line 1)" 1 \
+  elf.in --reference "$B/elf.in"
+
+printf '%s\n%s IIIIIIII IIIIIIII IIIIIIII -1.0e+00\n' "$PAIR" \
+  "$HAP ACGTACGT" >"$B/token_count.txt"
+check_error "bad input: wrong token count (line 2)" 2 token_count.txt \
+  --reference "$B/token_count.txt"
+
+{ good_batch; printf '1 1\nACGTACGT IIIIIIII IIIIIIII IIIIIIII\n%s\n' \
+  "$HAP"; } >"$B/read_tokens.in"
+check_error "bad input: read line with 4 tokens (line 5)" 5 read_tokens.in \
+  --reference "$B/read_tokens.in"
+
+check_error "bad input: missing file" '' no-such-file.in \
+  --reference "$B/no-such-file.in"
+
+# Bad inputs fail the same way on the device path (they are rejected while
+# reading, before any OpenCL work).
+check_error "bad input without --reference: invalid base (line 6)" 6 \
+  bad_base.in --device no-such-device-xyz "$B/bad_base.in"
+
+# ---- small good files: CRLF, tabs, no final newline, base quality floor ------
+
+G=$TMP/good
+mkdir -p "$G"
+# Batch format: 2 reads of tiny.in's first batch against its 2 haplotypes.
+{
+  echo "2 2"
+  sed -n '2,3p' "$TINY"
+  n_reads=$(head -n 1 "$TINY" | awk '{ print $1 }')
+  sed -n "$((n_reads + 2)),$((n_reads + 3))p" "$TINY"
+} >"$G/small.in"
+# Pairs format: a comment and 5 pairs of pairhmm-testdata.txt.
+head -n 6 "$DATA/pairhmm-testdata.txt" >"$G/small.txt"
+
+for f in small.in small.txt; do
+  sed 's/$/\r/' "$G/$f" >"$G/crlf.$f"
+  sed 's/ /\t/g' "$G/$f" >"$G/tab.$f"
+  sed 's/ /\t  \t/g' "$G/$f" >"$G/mixed.$f"
+  printf '%s' "$(cat "$G/$f")" >"$G/nonl.$f"
+  same_output "CRLF variant of $f gives the same output" \
+    "$G/$f" "$G/crlf.$f" --reference --precision double
+  same_output "tab-separated variant of $f gives the same output" \
+    "$G/$f" "$G/tab.$f" --reference --precision double
+  same_output "mixed tab/space variant of $f gives the same output" \
+    "$G/$f" "$G/mixed.$f" --reference --precision double
+  same_output "$f without a final newline gives the same output" \
+    "$G/$f" "$G/nonl.$f" --reference --precision double
+done
+
+run --reference "$G/small.in"
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 4 ]; then
+  pass "small.in (2 reads x 2 haplotypes) gives 4 lines"
+else
+  fail "small.in (2 reads x 2 haplotypes) gives 4 lines" \
+    "exit status $RC, $(wc -l <"$TMP/out") lines: $(last_err)"
+fi
+
+# Base qualities below 6 are raised to 6 unless --raw-base-quals.
+awk 'NR == 1 { print; next }
+     NR <= 3 { q = $2; gsub(/./, "!", q); $2 = q } { print }' \
+  "$G/small.in" >"$G/low.in"
+awk 'NR == 1 { print; next }
+     NR <= 3 { q = $2; gsub(/./, "'"'"'", q); $2 = q } { print }' \
+  "$G/small.in" >"$G/six.in"
+same_output "base qualities below 6 are raised to 6 by default" \
+  "$G/six.in" "$G/low.in" --reference
+run --reference --raw-base-quals "$G/low.in"
+if [ "$RC" -eq 0 ] && [ -s "$TMP/out" ] && ! cmp -s "$TMP/out" "$TMP/same.a"
+then
+  pass "--raw-base-quals keeps base qualities below 6"
+else
+  fail "--raw-base-quals keeps base qualities below 6" \
+    "exit status $RC: $(last_err)"
+fi
+
+# ---- devices ----------------------------------------------------------------
+
+check_error_mentions_reference() {
+  local name=$1
+  shift
+  run "$@"
+  if [ "$RC" -ne 1 ]; then
+    fail "$name" "exit status $RC, want 1" "stderr: $(last_err)"
+  elif [ -s "$TMP/out" ]; then
+    fail "$name" "stdout not empty"
+  elif ! grep -q '^clphmm: ' "$TMP/err" || ! grep -q -- '--reference' "$TMP/err"
+  then
+    fail "$name" "stderr lacks a 'clphmm: ' message mentioning --reference" \
+      "stderr: $(last_err)"
+  else
+    pass "$name"
+  fi
+}
+
+check_error_mentions_reference \
+  "--device no-such-device-xyz fails and suggests --reference" \
+  --device no-such-device-xyz "$TINY"
+rm -f "$OUTF"
+run --device no-such-device-xyz --output "$OUTF" "$TINY"
+if [ "$RC" -eq 1 ] && [ ! -e "$OUTF" ]; then
+  pass "device failure: --output FILE not created"
+else
+  fail "device failure: --output FILE not created" "exit status $RC"
+fi
+CLPHMM_DEVICE=no-such-device-xyz run "$TINY"
+if [ "$RC" -eq 1 ] && grep -q -- '--reference' "$TMP/err"; then
+  pass "CLPHMM_DEVICE=no-such-device-xyz fails and suggests --reference"
+else
+  fail "CLPHMM_DEVICE=no-such-device-xyz fails and suggests --reference" \
+    "exit status $RC: $(last_err)"
+fi
+# --reference never touches OpenCL, whatever the device settings say.
+CLPHMM_DEVICE=no-such-device-xyz run --reference --device nothing "$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/ref-float.txt"; then
+  pass "--reference ignores --device and CLPHMM_DEVICE"
+else
+  fail "--reference ignores --device and CLPHMM_DEVICE" \
+    "exit status $RC: $(last_err)"
+fi
+
+check_usage "usage: --list-devices with an INPUT" --list-devices "$TINY"
+
+# One line per device, e.g.
+#   0: cpu "cpu-haswell-AMD EPYC", platform "Portable Computing Language",
+#      16 compute units, 125.8 GiB global memory, fp64 yes
+LIST_RE='^[0-9]+: (gpu|cpu|accelerator|other) ".*", platform ".*", '
+LIST_RE+='[0-9]+ compute units, [0-9.]+ GiB global memory, fp64 (yes|no)$'
+run --list-devices
+if [ "$RC" -eq 0 ]; then
+  if [ -s "$TMP/out" ] && [ ! -s "$TMP/err" ] &&
+    awk -v re="$LIST_RE" '$0 !~ re { bad = 1 } END { exit bad }' \
+      "$TMP/out"; then
+    pass "--list-devices lists devices"
+  else
+    fail "--list-devices lists devices" "$(head -c 400 "$TMP/out")" \
+      "stderr: $(last_err)"
+  fi
+  HAVE_DEVICE=1
+  sed 's/^/     device: /' "$TMP/out"
+else
+  HAVE_DEVICE=0
+  if [ "$RC" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+    grep -q -- '--reference' "$TMP/err"; then
+    pass "--list-devices without a device: exit 1, suggests --reference"
+  else
+    fail "--list-devices without a device: exit 1, suggests --reference" \
+      "exit status $RC: $(last_err)"
+  fi
+fi
+
+if [ "$HAVE_DEVICE" -eq 1 ]; then
+  check_values "device double: tiny.in vs tiny.expected-double (1e-7)" \
+    1e-7 "$TINY_D" --precision double "$TINY"
+  check_values "device float (default): tiny.in vs tiny.expected-float (1e-5)" \
+    1e-5 "$TINY_F" "$TINY"
+  check_values "device --device 0 float: pairhmm-testdata.txt (1e-5)" \
+    1e-5 "$TMP/gkl.expected" --device 0 "$DATA/pairhmm-testdata.txt"
+  rm -f "$OUTF"
+  run --precision double --output "$OUTF" "$TINY"
+  cp "$TMP/out" "$TMP/dev-stdout.txt"
+  if [ "$RC" -eq 0 ] && [ ! -s "$TMP/dev-stdout.txt" ] &&
+    why=$(compare_numbers "$OUTF" "$TINY_D" 1e-7); then
+    pass "device --output FILE"
+  else
+    fail "device --output FILE" "exit status $RC: $(last_err) ${why:-}"
+  fi
+else
+  for t in "device double: tiny.in" "device float: tiny.in" \
+    "device --device 0: pairhmm-testdata.txt" "device --output FILE"; do
+    skip "$t (no OpenCL device)"
+  done
+fi
+
+echo "$SKIPPED skipped"
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
