@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing clphmm needs on Debian/Ubuntu: a C
+# compiler, CMake, the OpenCL headers and ICD loader, and PoCL (a CPU OpenCL
+# driver, so everything runs without a GPU). Skips apt when all are present.
+set -euo pipefail
+packages=(build-essential cmake pkg-config opencl-headers ocl-icd-opencl-dev
+          ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
