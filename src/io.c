@@ -94,7 +94,9 @@ typedef struct cursor {
 } cursor;
 
 /* '\r' counts as a separator so that CRLF files need no special case. */
-static int is_separator(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static int is_separator(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
 
 static void split_line(const char *p, size_t len, line *out) {
   size_t i = 0, n = 0;
@@ -243,9 +245,8 @@ static clphmm_status decode_quals(const parser *ps, size_t line_no,
     return fail(ps, line_no, CLPHMM_ERROR_PARSE,
                 "%s string has %zu characters but the read has %zu bases",
                 qual_names[f], t->n, read_len);
-  int min_q = f == 0 && !(ps->flags & CLPHMM_READ_RAW_BASE_QUALS)
-                  ? MIN_BASE_QUAL
-                  : 0;
+  int min_q =
+      f == 0 && !(ps->flags & CLPHMM_READ_RAW_BASE_QUALS) ? MIN_BASE_QUAL : 0;
   for (size_t i = 0; i < t->n; i++) {
     /* Tokens hold no byte below '!' (separators and control bytes are
      * excluded), so q >= 0; the check is only defensive. */
@@ -254,8 +255,8 @@ static clphmm_status decode_quals(const parser *ps, size_t line_no,
       char rep[8];
       return fail(ps, line_no, CLPHMM_ERROR_INVALID_QUALITY,
                   "%s character %zu is %s (phred %d), outside 0..%d",
-                  qual_names[f], i + 1,
-                  byte_repr((unsigned char)t->p[i], rep), q, CPH_MAX_QUAL);
+                  qual_names[f], i + 1, byte_repr((unsigned char)t->p[i], rep),
+                  q, CPH_MAX_QUAL);
     }
     dst[i] = (uint8_t)(q < min_q ? min_q : q);
   }
@@ -286,8 +287,7 @@ static clphmm_status add_read(parser *ps, size_t line_no, const token t[5]) {
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status add_haplotype(parser *ps, size_t line_no,
-                                   const token *t) {
+static clphmm_status add_haplotype(parser *ps, size_t line_no, const token *t) {
   clphmm_status st = check_bases(ps, line_no, t, "haplotype");
   if (st)
     return st;
@@ -403,8 +403,8 @@ static clphmm_status parse_count(const parser *ps, size_t line_no,
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status truncated(const parser *ps, size_t header_line,
-                               size_t nr, size_t nh) {
+static clphmm_status truncated(const parser *ps, size_t header_line, size_t nr,
+                               size_t nh) {
   return fail(ps, header_line, CLPHMM_ERROR_PARSE,
               "header promises %zu reads and %zu haplotypes but the file "
               "ends at line %zu",
@@ -413,14 +413,13 @@ static clphmm_status truncated(const parser *ps, size_t header_line,
 
 /* Parse "NR NH" and refuse counts the rest of the file cannot hold, before
  * anything is allocated from them. */
-static clphmm_status parse_header(const parser *ps, const line *ln,
-                                  size_t *nr, size_t *nh) {
+static clphmm_status parse_header(const parser *ps, const line *ln, size_t *nr,
+                                  size_t *nh) {
   if (ln->n_tokens != 2)
     return fail(ps, ln->number, CLPHMM_ERROR_PARSE,
                 "expected a batch header \"NR NH\" (2 tokens), found %zu",
                 ln->n_tokens);
-  clphmm_status st =
-      parse_count(ps, ln->number, &ln->tok[0], "read count", nr);
+  clphmm_status st = parse_count(ps, ln->number, &ln->tok[0], "read count", nr);
   if (!st)
     st = parse_count(ps, ln->number, &ln->tok[1], "haplotype count", nh);
   if (st)
@@ -498,8 +497,8 @@ static void fill_reads(clphmm_dataset *ds, const parser *ps) {
     const char *b = ds->arena + s[i].off;
     const uint8_t *q = (const uint8_t *)b;
     size_t len = s[i].len;
-    ds->reads[i] = (clphmm_read){b, q + len, q + 2 * len, q + 3 * len,
-                                 q + 4 * len, len};
+    ds->reads[i] =
+        (clphmm_read){b, q + len, q + 2 * len, q + 3 * len, q + 4 * len, len};
   }
   const span *h = ps->haps.p;
   for (size_t i = 0; i < ps->haps.n; i++)

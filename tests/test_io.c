@@ -12,12 +12,11 @@
 /* A string literal as (data, size), embedded NULs included. */
 #define MEM(s) (s), (sizeof(s) - 1)
 
-static const char *const BATCH_PLAIN =
-    "2 2\n"
-    "ACGT IIII IIII IIII ++++\n"
-    "acgN 5'+I HHHH DDDD ++++\n"
-    "ACGTTT\n"
-    "CCGTA\n";
+static const char *const BATCH_PLAIN = "2 2\n"
+                                       "ACGT IIII IIII IIII ++++\n"
+                                       "acgN 5'+I HHHH DDDD ++++\n"
+                                       "ACGTTT\n"
+                                       "CCGTA\n";
 
 static const char *const PAIRS_PLAIN =
     "# hap read baseq insq delq gcp expected\n"
@@ -48,9 +47,9 @@ static clphmm_dataset *load_fixture(const char *name, unsigned flags) {
 
 static clphmm_dataset *load_mem(const char *text, unsigned flags) {
   clphmm_dataset *ds = NULL;
-  CHECK_STATUS(clphmm_dataset_read_memory(text, strlen(text), "mem", flags,
-                                          &ds),
-               CLPHMM_SUCCESS, NULL);
+  CHECK_STATUS(
+      clphmm_dataset_read_memory(text, strlen(text), "mem", flags, &ds),
+      CLPHMM_SUCCESS, NULL);
   return ds;
 }
 
@@ -206,8 +205,7 @@ static void test_batch_fixtures(void) {
         b[0].n_reads, b[0].n_haplotypes);
   const clphmm_read *r = &b[0].reads[0];
   CHECK(r->length == 41, "tiny read 0 length %zu", r->length);
-  CHECK(memcmp(r->bases, "CCCTTGCATTTCCATATGGATTTTATAATCAGCCATGTCAA", 41) ==
-            0,
+  CHECK(memcmp(r->bases, "CCCTTGCATTTCCATATGGATTTTATAATCAGCCATGTCAA", 41) == 0,
         "tiny read 0 bases");
   /* ">=:>>>??" -> 29 28 25 29 29 29 30 30; "IIIIIIIIIIDHH" -> 40 x10, 35,
    * 39, 39; del "HHII" -> 39 39 40 40; gcp '+' -> 10. */
@@ -235,8 +233,7 @@ static void test_pair_fixture(const char *name, size_t want_pairs) {
   for (size_t i = 0; i < n_lines; i++)
     if (i == 0 || !same_read_part(lines[i], lines[i - 1]))
       want_batches++;
-  CHECK(n_lines == want_pairs, "%s: test scan found %zu lines", name,
-        n_lines);
+  CHECK(n_lines == want_pairs, "%s: test scan found %zu lines", name, n_lines);
 
   clphmm_dataset *ds = load_fixture(name, 0);
   if (!ds) {
@@ -263,8 +260,8 @@ static void test_pair_fixture(const char *name, size_t want_pairs) {
   for (size_t s = 0; e && s < sizeof spots / sizeof spots[0]; s++) {
     size_t i = spots[s];
     double want = strtod(strrchr(lines[i], ' ') + 1, NULL);
-    CHECK(e[i] == want, "%s: expected[%zu] = %g, file says %g", name, i,
-          e[i], want);
+    CHECK(e[i] == want, "%s: expected[%zu] = %g, file says %g", name, i, e[i],
+          want);
   }
   /* The haplotype of the last pair is the first token of the last line. */
   const clphmm_batch *last = &b[clphmm_dataset_n_batches(ds) - 1];
@@ -293,8 +290,7 @@ static void test_quality_floor(void) {
   const clphmm_read *rr = &clphmm_dataset_batches(raw)[0].reads[0];
   static const uint8_t floored[4] = {6, 6, 6, 10}, as_is[4] = {0, 2, 5, 10};
   CHECK(memcmp(r->base_quals, floored, 4) == 0, "floor applied: %u %u %u %u",
-        r->base_quals[0], r->base_quals[1], r->base_quals[2],
-        r->base_quals[3]);
+        r->base_quals[0], r->base_quals[1], r->base_quals[2], r->base_quals[3]);
   CHECK(memcmp(rr->base_quals, as_is, 4) == 0, "raw flag: %u %u %u %u",
         rr->base_quals[0], rr->base_quals[1], rr->base_quals[2],
         rr->base_quals[3]);
@@ -320,7 +316,7 @@ static void test_pair_grouping(void) {
   clphmm_dataset *ds = load_mem(
       "AAAA ACGT IIII IIII IIII ++++ -1\n"
       "CCCC ACGT IIII IIII IIII ++++ -2\n"
-      "GGGG ACGT IIII IIII IIII +++, -3\n" /* gcp differs: new batch */
+      "GGGG ACGT IIII IIII IIII +++, -3\n"   /* gcp differs: new batch */
       "TTTT ACGT IIII IIII IIII ++++ -4.5\n" /* same read, not adjacent */
       "ACGTACGT ACGT IIII IIII IIII ++++ -5e-1\n",
       0);
@@ -365,8 +361,8 @@ static void test_pair_grouping(void) {
   if (ds) {
     b = clphmm_dataset_batches(ds);
     CHECK(clphmm_dataset_n_batches(ds) == 3 && clphmm_dataset_n_pairs(ds) == 1,
-          "empty batches: %zu batches %zu pairs",
-          clphmm_dataset_n_batches(ds), clphmm_dataset_n_pairs(ds));
+          "empty batches: %zu batches %zu pairs", clphmm_dataset_n_batches(ds),
+          clphmm_dataset_n_pairs(ds));
     CHECK(b[0].reads == NULL && b[0].n_reads == 0 && b[0].n_haplotypes == 2 &&
               b[1].haplotypes == NULL && b[1].n_reads == 2,
           "empty batches: shapes");
@@ -443,22 +439,22 @@ typedef struct bad_case {
 
 static const bad_case bad_cases[] = {
     /* invalid bases */
-    {MEM("1 1\nACXT IIII IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_INVALID_BASE,
-     2, "read base 3 is 'X'"},
-    {MEM("1 1\nACGT IIII IIII IIII ++++\n\nACGU\n"),
-     CLPHMM_ERROR_INVALID_BASE, 4, "haplotype base 4 is 'U'"},
+    {MEM("1 1\nACXT IIII IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_INVALID_BASE, 2,
+     "read base 3 is 'X'"},
+    {MEM("1 1\nACGT IIII IIII IIII ++++\n\nACGU\n"), CLPHMM_ERROR_INVALID_BASE,
+     4, "haplotype base 4 is 'U'"},
     {MEM("#c\nACGT ACGT IIII IIII IIII ++++ -1\nAC-T ACGT IIII IIII IIII ++++ "
          "-1\n"),
      CLPHMM_ERROR_INVALID_BASE, 3, "haplotype base 3"},
-    {MEM("1 1\nAC\300T IIII IIII IIII ++++\nACGT\n"),
-     CLPHMM_ERROR_INVALID_BASE, 2, "0xc0"},
+    {MEM("1 1\nAC\300T IIII IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_INVALID_BASE,
+     2, "0xc0"},
     /* qualities above 127 */
     {MEM("1 1\nACGT IIII II\300I IIII ++++\nACGT\n"),
      CLPHMM_ERROR_INVALID_QUALITY, 2, "insertion quality character 3"},
     {MEM("1 1\nACGT \241III IIII IIII ++++\nACGT\n"),
      CLPHMM_ERROR_INVALID_QUALITY, 2, "phred 128"},
-    {MEM("ACGT ACGT IIII IIII IIII +++\377 -1\n"),
-     CLPHMM_ERROR_INVALID_QUALITY, 1, "gap-continuation penalty"},
+    {MEM("ACGT ACGT IIII IIII IIII +++\377 -1\n"), CLPHMM_ERROR_INVALID_QUALITY,
+     1, "gap-continuation penalty"},
     /* quality lengths */
     {MEM("1 1\nACGT III IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_PARSE, 2,
      "base quality string has 3 characters but the read has 4 bases"},
@@ -533,8 +529,8 @@ static void test_bad_memory(void) {
     snprintf(what, sizeof what, "bad case %zu", i);
     int dummy;
     clphmm_dataset *ds = (clphmm_dataset *)(void *)&dummy;
-    clphmm_status st = clphmm_dataset_read_memory(c->data, c->size, name, 0,
-                                                  &ds);
+    clphmm_status st =
+        clphmm_dataset_read_memory(c->data, c->size, name, 0, &ds);
     CHECK(st == c->status, "%s: status %d (%s), want %d; message: %s", what,
           (int)st, clphmm_status_string(st), (int)c->status,
           clphmm_last_error(NULL));
@@ -612,12 +608,12 @@ static void test_arguments(void) {
                CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
   CHECK_STATUS(clphmm_dataset_read_memory(NULL, 5, "x", 0, &ds),
                CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
-  CHECK_STATUS(clphmm_dataset_read_memory("1 1\nA I I I +\nA\n", 16, "x", 0,
-                                          NULL),
-               CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
-  CHECK_STATUS(clphmm_dataset_read_memory("1 1\nA I I I +\nA\n", 16, "x",
-                                          0x80u, &ds),
-               CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
+  CHECK_STATUS(
+      clphmm_dataset_read_memory("1 1\nA I I I +\nA\n", 16, "x", 0, NULL),
+      CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
+  CHECK_STATUS(
+      clphmm_dataset_read_memory("1 1\nA I I I +\nA\n", 16, "x", 0x80u, &ds),
+      CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
   CHECK(ds == NULL, "bad arguments: dataset not NULL");
   /* NULL with size 0 is an empty input, and a NULL name gets a default. */
   CHECK_STATUS(clphmm_dataset_read_memory(NULL, 0, NULL, 0, &ds),
