@@ -5,11 +5,24 @@
 
 #include "error.h"
 
-/* Lane-group sizes and rows per lane of the default bins: capacities 16,
- * 32, 64, 128, 256 rows; longer reads tile the last. */
-static const unsigned default_gc[][2] = {
-    {4, 4}, {8, 4}, {8, 8}, {16, 8}, {32, 8}};
+/* Built-in variant tables: lanes x rows per lane, work-group size. Reads
+ * longer than the last entry's rows tile it. */
+typedef struct table_entry {
+  unsigned g, c, wg;
+} table_entry;
+
+/* Generic (and PoCL CPU): capacities 16 .. 256 rows. */
+static const table_entry generic_table[] = {
+    {4, 4, 64}, {8, 4, 64}, {8, 8, 64}, {16, 8, 64}, {32, 8, 64}};
+/* NVIDIA (warp shuffles): capacities 32 .. 512 rows. */
+static const table_entry nvidia_table[] = {
+    {8, 4, 128}, {8, 8, 128}, {16, 8, 128}, {16, 16, 128}, {32, 16, 128}};
 #define DEFAULT_WG 64
+
+static int is_nvidia(const cph_device *dev) {
+  return strstr(dev->info.vendor, "NVIDIA") != NULL &&
+         dev->info.type == CLPHMM_DEVICE_GPU;
+}
 
 static clphmm_status parse_variants(const char *spec, cph_shuffle sh,
                                     cph_variant_set *set) {
@@ -34,7 +47,8 @@ static clphmm_status parse_variants(const char *spec, cph_shuffle sh,
     if (g < 1 || g > 64 || c < 1 || c > 64 || wg < g || wg % g || wg > 1024 ||
         set->n == CPH_MAX_VARIANTS)
       goto bad;
-    set->v[set->n++] = (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, sh};
+    set->v[set->n++] =
+        (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, sh, 0};
     if (*p == ',')
       p++;
     else if (*p)
@@ -56,7 +70,13 @@ static int by_rows(const void *a, const void *b) {
 }
 
 clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
-  cph_shuffle sh = CPH_SHUFFLE_LOCAL;
+  const int nv = is_nvidia(dev);
+  cph_shuffle sh = nv ? CPH_SHUFFLE_NVIDIA : CPH_SHUFFLE_LOCAL;
+  /* GPUs fuse multiply-adds; CPUs keep the exact operation order. */
+  int fma = dev->info.type == CLPHMM_DEVICE_GPU;
+  const char *fenv = getenv("CLPHMM_FMA");
+  if (fenv && *fenv)
+    fma = strcmp(fenv, "0") != 0;
   const char *env = getenv("CLPHMM_SHUFFLE");
   if (env && *env) {
     int s = cph_shuffle_parse(env);
@@ -73,11 +93,15 @@ clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
     if (st)
       return st;
   } else {
+    const table_entry *t = nv ? nvidia_table : generic_table;
+    size_t n = nv ? sizeof nvidia_table / sizeof *nvidia_table
+                  : sizeof generic_table / sizeof *generic_table;
     set->n = 0;
-    for (size_t i = 0; i < sizeof default_gc / sizeof *default_gc; i++)
-      set->v[set->n++] = (cph_variant){default_gc[i][0], default_gc[i][1],
-                                       DEFAULT_WG, sh};
+    for (size_t i = 0; i < n; i++)
+      set->v[set->n++] = (cph_variant){t[i].g, t[i].c, t[i].wg, sh, 0};
   }
+  for (size_t i = 0; i < set->n; i++)
+    set->v[i].fma = fma;
   for (size_t i = 0; i < set->n; i++)
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,

@@ -30,9 +30,11 @@ int cph_shuffle_parse(const char *name) {
 }
 
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
-  snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_G=%u -DCPH_SHUFFLE=%d "
-           "-DCPH_WG=%u",
-           v->c, dbl, v->g, (int)v->shuffle, v->wg);
+  const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
+  snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
+           "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
+           v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
+           extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -86,6 +88,25 @@ static clphmm_status build_failed(cl_program prog, const cph_device *dev,
                    log);
 }
 
+/* Kernel development aid: with CLPHMM_BUILD_LOG=FILE, append each build's
+ * options and compiler log (register use with -cl-nv-verbose) to FILE. */
+static void append_build_log(cl_program prog, const cph_device *dev,
+                             const char *opts) {
+  const char *path = getenv("CLPHMM_BUILD_LOG");
+  if (!path || !*path)
+    return;
+  char log[16384];
+  log[0] = '\0';
+  cph_cl.GetProgramBuildInfo(prog, dev->id, CL_PROGRAM_BUILD_LOG,
+                             sizeof log - 1, log, NULL);
+  log[sizeof log - 1] = '\0';
+  FILE *f = fopen(path, "a");
+  if (f) {
+    fprintf(f, "== %s: %s\n%s\n", dev->info.name, opts, log);
+    fclose(f);
+  }
+}
+
 clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
                                const cph_variant *v, int dbl,
                                cph_kernel *out) {
@@ -97,7 +118,7 @@ clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
       sizes[i] = strlen(texts[i]);
   cl_program prog = NULL;
   cl_int err = CL_SUCCESS;
-  char opts[256];
+  char opts[1024];
   cph_variant_options(v, dbl, opts, sizeof opts);
   if (!st) {
     prog = cph_cl.CreateProgramWithSource(ctx, N_PROGRAM_FILES,
@@ -111,6 +132,8 @@ clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
   if (!st && (err = cph_cl.BuildProgram(prog, 1, &dev->id, opts, NULL,
                                         NULL)) != CL_SUCCESS)
     st = build_failed(prog, dev, err, opts);
+  if (!st)
+    append_build_log(prog, dev, opts);
   cl_kernel k = NULL;
   if (!st) {
     k = cph_cl.CreateKernel(prog, "pairhmm", &err);

@@ -23,6 +23,7 @@ typedef struct cph_variant {
   unsigned c;  /* read rows per lane */
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
+  int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
 } cph_variant;
 
 static inline unsigned cph_variant_rows(const cph_variant *v) {

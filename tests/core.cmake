@@ -3,3 +3,7 @@ clphmm_add_test(test_model)
 clphmm_add_test(test_device)
 clphmm_add_test(test_api)
 set_tests_properties(test_device PROPERTIES TIMEOUT 1800)
+# The fused multiply-add variants (the GPU default) on this machine's device.
+add_test(NAME test_device_fma COMMAND test_device)
+set_tests_properties(test_device_fma PROPERTIES TIMEOUT 1800
+  ENVIRONMENT "${CLPHMM_TEST_ENV};CLPHMM_FMA=1;CLPHMM_TEST_SKIP_LONG=1")
