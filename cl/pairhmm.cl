@@ -67,6 +67,29 @@
     }                                                                          \
   }
 
+/* A lane's C emission priors for one haplotype symbol, with vector loads
+ * when C allows (the table rows are 4-aligned then). */
+inline void load_priors(__local const real *p, real *out) {
+#if C % 4 == 0
+#pragma unroll
+  for (uint k = 0; k < C / 4; k++) {
+#if CPH_DOUBLE
+    const double4 v = vload4(k, p);
+#else
+    const float4 v = vload4(k, p);
+#endif
+    out[4 * k] = v.x;
+    out[4 * k + 1] = v.y;
+    out[4 * k + 2] = v.z;
+    out[4 * k + 3] = v.w;
+  }
+#else
+#pragma unroll
+  for (uint c = 0; c < C; c++)
+    out[c] = p[c];
+#endif
+}
+
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
 pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uchar *rcodes, /* read base codes, one per row */
@@ -106,11 +129,18 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * boundary (row 0 or a transparent row carry init in Y). */
     real dM = 0, dX = 0, dY = (tile * TILE <= pad) ? init : (real)0;
 
+    /* The haplotype base of the next step is loaded one step ahead, so
+     * the load's latency hides behind a step of arithmetic. */
+    __global const uchar *hap = hcodes + pr.z;
+    uchar hb_next = (lane == 0 && H > 0) ? hap[0] : (uchar)0;
     for (uint s = 0; s < nsteps; s++) {
       real uM, uX, uY;
       CPH_SHUFFLE_UP3(M[C - 1], X[C - 1], Y[C - 1], uM, uX, uY);
       const int j = (int)s - (int)lane + 1;
       const int active = j >= 1 && j <= (int)H;
+      const uchar hb = hb_next;
+      if (j >= 0 && j < (int)H)
+        hb_next = hap[j];
       if (lane == 0 && active) {
         if (tile == 0) {
           uM = 0;
@@ -123,8 +153,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         }
       }
       if (active) {
-        const uchar hb = hcodes[pr.z + (uint)j - 1];
-        __local const real *prior = &emis[slot][hb][lane * C];
+        real prior[C];
+        load_priors(&emis[slot][hb][lane * C], prior);
         real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dY;
 #pragma unroll
         for (uint c = 0; c < C; c++) {

@@ -199,10 +199,14 @@ CLPHMM_API const char *clphmm_last_error(const clphmm_context *context);
 /* A parsed input file: its batches plus owned storage. Two formats,
  * detected from the content:
  *  - one pair per line, 7 tokens (GATK's --pair-hmm-results-file):
- *      HAP READ BASEQ INSQ DELQ GCP EXPECTED   ('#' starts a comment line);
- *    consecutive lines with the same read become one batch;
+ *      HAP READ BASEQ INSQ DELQ GCP EXPECTED;
+ *    consecutive lines with the same read and the same four quality strings
+ *    become one batch (1 read x k haplotypes), so results keep file order;
  *  - batches: a line "NR NH", NR lines "READ BASEQ INSQ DELQ GCP", NH
  *    haplotype lines; repeated.
+ * In both formats a line starting with '#' is a comment (whole lines only:
+ * '#' is also a quality character) and blank lines are skipped. Batches
+ * with no reads or no haplotypes are kept (they produce no pairs).
  * Qualities are phred+33 characters. Tokens are separated by any run of
  * spaces or tabs; CRLF and a missing final newline are accepted. */
 typedef struct clphmm_dataset clphmm_dataset;
@@ -214,11 +218,12 @@ enum {
 };
 
 /* Parse a file. On error *dataset is NULL and clphmm_last_error(NULL) reads
- * "PATH:LINE: what is wrong". */
+ * "PATH:LINE: what is wrong" ("PATH: cannot open: ..." when the file cannot
+ * be opened or read). */
 CLPHMM_API clphmm_status clphmm_dataset_read_file(const char *path,
                                                   unsigned flags,
                                                   clphmm_dataset **dataset);
-/* Same, from memory; `name` is used in messages. */
+/* Same, from memory; `name` is used in messages (NULL: "<memory>"). */
 CLPHMM_API clphmm_status clphmm_dataset_read_memory(const char *data,
                                                     size_t size,
                                                     const char *name,

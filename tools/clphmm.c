@@ -124,10 +124,15 @@ static void print_help(void) {
 }
 
 #if defined(__GNUC__)
-__attribute__((format(printf, 1, 2)))
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
 #endif
-static int
-usage_error(const char *fmt, ...) {
+
+static int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Report a usage error with the --help hint; returns EXIT_USAGE. */
+static int usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, PROG ": ");
@@ -436,7 +441,9 @@ int main(int argc, char **argv) {
   if (rc != EXIT_OK)
     return rc;
   switch (args.mode) {
-  case MODE_HELP: print_help(); return fflush(stdout) == 0 ? EXIT_OK : 1;
+  case MODE_HELP:
+    print_help();
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
   case MODE_VERSION:
     printf(PROG " %s\n", clphmm_version());
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;

@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, args *a) {
 
 /* Batches of 8 reads x 8 haplotypes, like a HaplotypeCaller region: the
  * haplotypes are variants of one random sequence (~1% substitutions each),
- * the reads copies of it with ~2% errors, GATK-like qualities. */
+ * the reads copies of it with ~0.5% errors, GATK-like qualities. */
 static int make_workload(const args *a, workload *w) {
   enum { NR = 8, NH = 8 };
   unsigned long long pairs = a->pairs;
@@ -146,7 +146,7 @@ static int make_workload(const args *a, workload *w) {
       unsigned L = a->read_len;
       unsigned start = a->hap_len > L ? rnd(a->hap_len - L + 1) : 0;
       for (unsigned i = 0; i < L; i++) {
-        int copy = start + i < a->hap_len && rnd(100) >= 2;
+        int copy = start + i < a->hap_len && rnd(1000) >= 5;
         b[i] = copy ? hp[0].bases[start + i] : "ACGT"[rnd(4)];
         q[i] = (uint8_t)(rnd(10) == 0 ? 6 : 20 + rnd(21));
         q[L + i] = (uint8_t)(40 + rnd(6));
