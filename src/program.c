@@ -101,10 +101,25 @@ static void append_build_log(cl_program prog, const cph_device *dev,
                              sizeof log - 1, log, NULL);
   log[sizeof log - 1] = '\0';
   FILE *f = fopen(path, "a");
-  if (f) {
-    fprintf(f, "== %s: %s\n%s\n", dev->info.name, opts, log);
-    fclose(f);
+  if (!f)
+    return;
+  fprintf(f, "== %s: %s\n%s\n", dev->info.name, opts, log);
+  /* The program binary too: PTX text on NVIDIA, for counting instructions
+   * in the inner loop. */
+  size_t size = 0;
+  if (cph_cl.GetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size,
+                            NULL) == CL_SUCCESS &&
+      size > 0) {
+    unsigned char *bin = malloc(size);
+    if (bin && cph_cl.GetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin,
+                                     &bin, NULL) == CL_SUCCESS) {
+      fprintf(f, "-- binary (%zu bytes)\n", size);
+      fwrite(bin, 1, size, f);
+      fputc('\n', f);
+    }
+    free(bin);
   }
+  fclose(f);
 }
 
 clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
