@@ -38,6 +38,15 @@
 #define BASE_N 4
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 
+/* Emission table in local memory: per pair slot, per symbol, per row c of
+ * a lane, the G lanes side by side. A warp reading row c of one symbol then
+ * touches consecutive banks (a lane-major layout made that an 8- to 32-way
+ * bank conflict and capped the H200 near 1 TCUPS). Slots are padded so
+ * that the 32/G slots of a warp start on different banks. */
+#define EMIS_SLOT_RAW (NSYM * C * G)
+#define EMIS_SLOT (EMIS_SLOT_RAW + ((G - EMIS_SLOT_RAW % 32) % 32 + 32) % 32)
+#define EMIS(slot, sym, c) ((slot) * EMIS_SLOT + ((sym) * C + (c)) * G + lane)
+
 /* Fill this lane's rows of the emission table and its transitions for one
  * tile. Transparent (padding) rows get prior 0, no insertion, yy = 1. */
 #define LOAD_TILE_ROWS()                                                       \
@@ -47,7 +56,7 @@
       mm[c] = gapm[c] = mx[c] = xx[c] = my[c] = (real)0;                       \
       yy[c] = (real)1;                                                         \
       for (uint s = 0; s < NSYM; s++)                                          \
-        emis[slot][s][lane * C + c] = (real)0;                                 \
+        emis[EMIS(slot, s, c)] = (real)0;                                      \
       M[c] = X[c] = (real)0;                                                   \
       Y[c] = init;                                                             \
     } else {                                                                   \
@@ -61,34 +70,11 @@
       yy[c] = rp[5];                                                           \
       const uchar rb = rcodes[i];                                              \
       for (uint s = 0; s < NSYM; s++)                                          \
-        emis[slot][s][lane * C + c] =                                          \
+        emis[EMIS(slot, s, c)] =                                               \
             (rb == s || rb == BASE_N || s == BASE_N) ? rp[6] : rp[7];          \
       M[c] = X[c] = Y[c] = (real)0;                                            \
     }                                                                          \
   }
-
-/* A lane's C emission priors for one haplotype symbol, with vector loads
- * when C allows (the table rows are 4-aligned then). */
-inline void load_priors(__local const real *p, real *out) {
-#if C % 4 == 0
-#pragma unroll
-  for (uint k = 0; k < C / 4; k++) {
-#if CPH_DOUBLE
-    const double4 v = vload4(k, p);
-#else
-    const float4 v = vload4(k, p);
-#endif
-    out[4 * k] = v.x;
-    out[4 * k + 1] = v.y;
-    out[4 * k + 2] = v.z;
-    out[4 * k + 3] = v.w;
-  }
-#else
-#pragma unroll
-  for (uint c = 0; c < C; c++)
-    out[c] = p[c];
-#endif
-}
 
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
 pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
@@ -99,7 +85,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global real *sums,          /* per pair: scaled final sum */
         __global real *bound,         /* tile boundaries, 6 x bound_cols */
         const uint bound_cols, const int per_column) {
-  __local real emis[PPW][NSYM][TILE];
+  __local real emis[PPW * EMIS_SLOT];
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
@@ -153,13 +139,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         }
       }
       if (active) {
-        real prior[C];
-        load_priors(&emis[slot][hb][lane * C], prior);
+        __local const real *prior = &emis[EMIS(slot, hb, 0)];
         real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dY;
 #pragma unroll
         for (uint c = 0; c < C; c++) {
           const real oM = M[c], oX = X[c], oY = Y[c];
-          M[c] = prior[c] * MAD(dgY, gapm[c], MAD(dgX, gapm[c], dgM * mm[c]));
+          M[c] = prior[c * G] * MAD(dgY, gapm[c], MAD(dgX, gapm[c], dgM * mm[c]));
           X[c] = MAD(upX, xx[c], upM * mx[c]);
           Y[c] = MAD(oY, yy[c], oM * my[c]);
           dgM = oM;
