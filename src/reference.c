@@ -22,59 +22,66 @@
 #undef CPH_ROW
 #undef CPH_DP
 
-/* One allocation for rows, codes and the six rolling DP rows. */
-static void *scratch(const clphmm_read *read, const clphmm_haplotype *hap,
-                     size_t row_size, size_t cell_size) {
+/* Scratch for one pair, in one allocation: the six rolling DP rows, the
+ * read's row parameters, and the base codes of read and haplotype. */
+typedef struct scratch {
+  unsigned char *mem;
+  void *work, *rows;
+  uint8_t *rc, *hc;
+} scratch;
+
+static clphmm_status scratch_alloc(const clphmm_read *read,
+                                   const clphmm_haplotype *hap,
+                                   size_t row_size, size_t cell_size,
+                                   scratch *s) {
   size_t r = read->length, h = hap->length;
-  if (r > SIZE_MAX / 64 || h > SIZE_MAX / 64)
-    return NULL;
-  return malloc(r * row_size + 6 * (h + 1) * cell_size + r + h + 16);
+  s->mem = r <= SIZE_MAX / 64 && h <= SIZE_MAX / 64
+               ? malloc(6 * (h + 1) * cell_size + r * row_size + r + h)
+               : NULL;
+  if (!s->mem)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "reference: no memory for a %zu x %zu pair", r, h);
+  s->work = s->mem;
+  s->rows = s->mem + 6 * (h + 1) * cell_size;
+  s->rc = (uint8_t *)s->rows + r * row_size;
+  s->hc = s->rc + r;
+  cph_encode_bases(read->bases, r, s->rc);
+  cph_encode_bases(hap->bases, h, s->hc);
+  return CLPHMM_SUCCESS;
 }
 
 clphmm_status cph_reference_pair_float(const clphmm_read *read,
                                        const clphmm_haplotype *hap,
                                        float *sum) {
-  if (read->length == 0 || hap->length == 0) {
-    *sum = 0.0f;
+  *sum = 0.0f;
+  if (read->length == 0 || hap->length == 0)
     return CLPHMM_SUCCESS;
-  }
-  unsigned char *mem = scratch(read, hap, sizeof(cph_row_f), sizeof(float));
-  if (!mem)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                     "reference: no memory for a %zu x %zu pair", read->length,
-                     hap->length);
-  float *work = (float *)mem;
-  cph_row_f *rows = (cph_row_f *)(work + 6 * (hap->length + 1));
-  uint8_t *rc = (uint8_t *)(rows + read->length), *hc = rc + read->length;
-  cph_rows_float(read, rows);
-  cph_encode_bases(read->bases, read->length, rc);
-  cph_encode_bases(hap->bases, hap->length, hc);
-  *sum = dp_float(rows, rc, read->length, hc, hap->length, 0, work);
-  free(mem);
+  scratch s;
+  clphmm_status st =
+      scratch_alloc(read, hap, sizeof(cph_row_f), sizeof(float), &s);
+  if (st)
+    return st;
+  cph_rows_float(read, s.rows);
+  *sum = dp_float(s.rows, s.rc, read->length, s.hc, hap->length, 0, s.work);
+  free(s.mem);
   return CLPHMM_SUCCESS;
 }
 
 clphmm_status cph_reference_pair_double(const clphmm_read *read,
                                         const clphmm_haplotype *hap,
                                         cph_flavor flavor, double *sum) {
-  if (read->length == 0 || hap->length == 0) {
-    *sum = 0.0;
+  *sum = 0.0;
+  if (read->length == 0 || hap->length == 0)
     return CLPHMM_SUCCESS;
-  }
-  unsigned char *mem = scratch(read, hap, sizeof(cph_row_d), sizeof(double));
-  if (!mem)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                     "reference: no memory for a %zu x %zu pair", read->length,
-                     hap->length);
-  double *work = (double *)mem;
-  cph_row_d *rows = (cph_row_d *)(work + 6 * (hap->length + 1));
-  uint8_t *rc = (uint8_t *)(rows + read->length), *hc = rc + read->length;
-  cph_rows_double(read, flavor, rows);
-  cph_encode_bases(read->bases, read->length, rc);
-  cph_encode_bases(hap->bases, hap->length, hc);
-  *sum = dp_double(rows, rc, read->length, hc, hap->length,
-                   flavor == CPH_JAVA_DOUBLE, work);
-  free(mem);
+  scratch s;
+  clphmm_status st =
+      scratch_alloc(read, hap, sizeof(cph_row_d), sizeof(double), &s);
+  if (st)
+    return st;
+  cph_rows_double(read, flavor, s.rows);
+  *sum = dp_double(s.rows, s.rc, read->length, s.hc, hap->length,
+                   flavor == CPH_JAVA_DOUBLE, s.work);
+  free(s.mem);
   return CLPHMM_SUCCESS;
 }
 
