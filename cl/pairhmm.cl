@@ -4,88 +4,242 @@
  * work-item owns CPH_C consecutive read rows and keeps their M, X, Y and
  * transitions in registers. The haplotype streams through the group: at
  * step s, lane t computes column j = s - t + 1 for its rows, receiving the
- * last row of lane t-1 (computed one step earlier) through the shuffle.
+ * last row of lane t-1 (computed one step earlier) through the shuffle,
+ * together with the haplotype symbol that lane used.
  *
- * Reads are padded at the top with transparent rows (no emission, no
+ * No per-step branches on the column: lane 0 reads the haplotype four
+ * symbols at a time, and columns outside 1..H get the symbol NONE whose
+ * prior is 0. Such a column's M is 0, so a lane that has not started or
+ * has finished computes zeros (or values that never reach the result):
+ * every lane runs the same instructions at every step.
+ *
+ * Reads are padded at the top with transparent rows (prior 0, no
  * insertion, Y carried down unchanged), so the pair's last row is always
  * the last register of the last lane of the last tile: no run-time register
  * indexing. Reads longer than one tile (G*C rows) run tile after tile; the
  * last row of each tile goes to global memory (`bound`) for the next.
  *
- * Arithmetic follows PAIRHMM_SPEC 5.2 operation by operation; contraction
- * into FMA is off, so results equal the CPU reference's.
+ * Two arithmetic forms (CPH_FMA):
+ *  0  exact: PAIRHMM_SPEC 5.2 operation by operation, no contraction;
+ *     bit-identical to the CPU reference.
+ *  1  fast: 7 instead of 12 instructions per cell. Y is kept divided by
+ *     the row's my (y = Y/my, so y' = yy*y + M: one FMA), the diagonal
+ *     input X+Y is formed once per cell as S = X + my*y, and products fuse
+ *     with additions:
+ *         M = p * fma(mm, M_diag, gapm * S_diag)
+ *         X = fma(xx, X_up, mx * M_up)
+ *         y = fma(yy, y_left, M_left)
+ *     y never exceeds the row's sum of M (at most the scale K), so nothing
+ *     overflows. Results move by a few float ulps, far inside the spec's
+ *     levels.
  *
- * Defines: CPH_DOUBLE (0/1), CPH_G, CPH_C, CPH_WG (work-group size, a
- * multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
+ * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_G, CPH_C (a multiple of the
+ * vector width: 4 floats or 2 doubles), CPH_WG (work-group size, a multiple
+ * of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
  */
 #pragma OPENCL FP_CONTRACT OFF
-
-/* CPH_FMA=1 fuses each product with the following addition (8 instead of 12
- * arithmetic instructions per cell; results move by about one float ulp,
- * far inside the spec's levels). CPH_FMA=0 keeps the exact GKL/GATK order,
- * bit-identical to the CPU reference. */
-#if CPH_FMA
-#define MAD(a, b, c) fma((a), (b), (c))
-#else
-#define MAD(a, b, c) ((a) * (b) + (c))
-#endif
 
 #define G CPH_G
 #define C CPH_C
 #define PPW (CPH_WG / CPH_G) /* pairs per work-group */
 #define TILE (CPH_G * CPH_C) /* read rows per tile */
-#define NSYM 5               /* base codes A C G T N */
 #define BASE_N 4
+#define SYM_NONE 5 /* a column outside 1..H: prior 0 (host pads with it) */
+#define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 
-/* Emission table in local memory: per pair slot, per symbol, per row c of
- * a lane, the G lanes side by side. A warp reading row c of one symbol then
- * touches consecutive banks (a lane-major layout made that an 8- to 32-way
- * bank conflict and capped the H200 near 1 TCUPS). Slots are padded so
- * that the 32/G slots of a warp start on different banks. */
-#define EMIS_SLOT_RAW (NSYM * C * G)
-#define EMIS_SLOT (EMIS_SLOT_RAW + ((G - EMIS_SLOT_RAW % 32) % 32 + 32) % 32)
-#define EMIS(slot, sym, c) ((slot) * EMIS_SLOT + ((sym) * C + (c)) * G + lane)
+/* Priors are read VW rows at a time (one 16-byte vector load). */
+#if CPH_DOUBLE
+#define VW 2
+typedef double2 realv;
+#define VSET(v, a, q) (v) = (realv)((a)[2 * (q)], (a)[2 * (q) + 1])
+#define VGET(a, q, v) ((a)[2 * (q)] = (v).s0, (a)[2 * (q) + 1] = (v).s1)
+#else
+#define VW 4
+typedef float4 realv;
+#define VSET(v, a, q)                                                          \
+  (v) = (realv)((a)[4 * (q)], (a)[4 * (q) + 1], (a)[4 * (q) + 2],              \
+                (a)[4 * (q) + 3])
+#define VGET(a, q, v)                                                          \
+  ((a)[4 * (q)] = (v).s0, (a)[4 * (q) + 1] = (v).s1, (a)[4 * (q) + 2] = (v).s2, \
+   (a)[4 * (q) + 3] = (v).s3)
+#endif
+#if C % VW
+#error "CPH_C must be a multiple of the vector width"
+#endif
+#define NQ (C / VW) /* vectors per lane per symbol */
+
+/* Emission table in local memory, in vectors: per pair slot, per symbol,
+ * per vector q of a lane's rows, the G lanes side by side, so a warp's
+ * vector loads touch consecutive banks. Symbol strides are whole 128-byte
+ * lines and slots of small groups are offset so that the groups sharing a
+ * quarter-warp hit different banks. */
+#define SYM_STRIDE ((NQ * G + 7) / 8 * 8)
+#define SLOT_STRIDE (NSYM * SYM_STRIDE + (G < 8 ? G : 0))
 
 /* Fill this lane's rows of the emission table and its transitions for one
- * tile. Transparent (padding) rows get prior 0, no insertion, yy = 1. */
+ * tile. Transparent (padding) rows: prior 0, no insertion, Y carried. */
+#if CPH_FMA
+#define PAD_MY ((real)1) /* y = Y/my: my reconstructs Y, 1 keeps it */
+#else
+#define PAD_MY ((real)0)
+#endif
 #define LOAD_TILE_ROWS()                                                       \
-  _Pragma("unroll") for (uint c = 0; c < C; c++) {                             \
-    const uint p = tile * TILE + lane * C + c;                                 \
-    if (p < pad) {                                                             \
-      mm[c] = gapm[c] = mx[c] = xx[c] = my[c] = (real)0;                       \
-      yy[c] = (real)1;                                                         \
-      for (uint s = 0; s < NSYM; s++)                                          \
-        emis[EMIS(slot, s, c)] = (real)0;                                      \
+  {                                                                            \
+    real pmatch[C], pmis[C];                                                   \
+    uchar rb[C];                                                               \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
+      const uint p = tile * TILE + lane * C + c;                               \
       M[c] = X[c] = (real)0;                                                   \
-      Y[c] = init;                                                             \
-    } else {                                                                   \
-      const uint i = pr.x + (p - pad);                                         \
-      __global const real *rp = rows + (size_t)i * ROW_STRIDE;                 \
-      mm[c] = rp[0];                                                           \
-      gapm[c] = rp[1];                                                         \
-      mx[c] = rp[2];                                                           \
-      xx[c] = rp[3];                                                           \
-      my[c] = rp[4];                                                           \
-      yy[c] = rp[5];                                                           \
-      const uchar rb = rcodes[i];                                              \
-      for (uint s = 0; s < NSYM; s++)                                          \
-        emis[EMIS(slot, s, c)] =                                               \
-            (rb == s || rb == BASE_N || s == BASE_N) ? rp[6] : rp[7];          \
-      M[c] = X[c] = Y[c] = (real)0;                                            \
+      if (p < pad) {                                                           \
+        mm[c] = gapm[c] = mx[c] = (real)0;                                     \
+        my[c] = PAD_MY;                                                        \
+        gg[c] = (real)1;                                                       \
+        pmatch[c] = pmis[c] = (real)0;                                         \
+        rb[c] = BASE_N;                                                        \
+        T[c] = init;                                                           \
+      } else {                                                                 \
+        const uint i = pr.x + (p - pad);                                       \
+        __global const real *rp = rows + (size_t)i * ROW_STRIDE;               \
+        mm[c] = rp[0];                                                         \
+        gapm[c] = rp[1];                                                       \
+        mx[c] = rp[2];                                                         \
+        gg[c] = rp[3]; /* xx == yy: both come from the gap continuation */     \
+        my[c] = rp[4];                                                         \
+        pmatch[c] = rp[6];                                                     \
+        pmis[c] = rp[7];                                                       \
+        rb[c] = rcodes[i];                                                     \
+        T[c] = (real)0;                                                        \
+      }                                                                        \
+    }                                                                          \
+    __local realv *et = emis + slot * SLOT_STRIDE + lane;                      \
+    for (uint s = 0; s < NSYM; s++) {                                          \
+      real pv[C];                                                              \
+      _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] =                   \
+          s == SYM_NONE                                                        \
+              ? (real)0                                                        \
+              : (rb[c] == s || rb[c] == BASE_N || s == BASE_N) ? pmatch[c]     \
+                                                               : pmis[c];      \
+      _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                        \
+        realv v;                                                               \
+        VSET(v, pv, q);                                                        \
+        et[s * SYM_STRIDE + q * G] = v;                                        \
+      }                                                                        \
+    }                                                                          \
+  }
+
+/* One step's cells of this lane: column j of rows 0..C-1, given the row
+ * above (up*: this column, d*: the previous column) and the priors pv. */
+#if CPH_FMA
+#define CELLS()                                                                \
+  {                                                                            \
+    real upM = uM, upX = uX, dgM = dM, dgS = dT;                               \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
+      const real oM = M[c], oX = X[c], oy = T[c];                              \
+      M[c] = pv[c] * fma(mm[c], dgM, gapm[c] * dgS);                           \
+      X[c] = fma(gg[c], upX, mx[c] * upM);                                     \
+      T[c] = fma(gg[c], oy, oM);                                               \
+      dgM = oM;                                                                \
+      dgS = fma(my[c], oy, oX);                                                \
+      upM = M[c];                                                              \
+      upX = X[c];                                                              \
+    }                                                                          \
+  }
+/* What the next lane needs of the last row as its third value: S = X+Y. */
+#define SHIP_T() fma(my[C - 1], T[C - 1], X[C - 1])
+#else
+#define CELLS()                                                                \
+  {                                                                            \
+    real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dT;                     \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
+      const real oM = M[c], oX = X[c], oY = T[c];                              \
+      M[c] = pv[c] * ((dgM * mm[c] + dgX * gapm[c]) + dgY * gapm[c]);          \
+      X[c] = upM * mx[c] + upX * gg[c];                                        \
+      T[c] = oM * my[c] + oY * gg[c];                                          \
+      dgM = oM;                                                                \
+      dgX = oX;                                                                \
+      dgY = oY;                                                                \
+      upM = M[c];                                                              \
+      upX = X[c];                                                              \
+    }                                                                          \
+  }
+#define SHIP_T() T[C - 1]
+#endif
+
+/* One step s + R (R a constant 0..3): exchange, pick the symbol (lane 0
+ * from the haplotype word w), read the priors, compute, emit the last row
+ * (tile boundary or final sums). FIRST and LAST are the tile's position,
+ * constants in the single-tile copy of the loop. */
+#define STEP(R, FIRST, LAST)                                                   \
+  {                                                                            \
+    real uM, uX, uT;                                                           \
+    uint rsym;                                                                 \
+    CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, rsym);      \
+    const int j = (int)(s + (R)) - (int)lane + 1;                              \
+    if (lane == 0) {                                                           \
+      rsym = (w >> (8 * (R))) & 0xffu;                                         \
+      if (FIRST) {                                                             \
+        uM = (real)0;                                                          \
+        uX = (real)0;                                                          \
+        uT = init;                                                             \
+      } else {                                                                 \
+        uM = bin[j];                                                           \
+        uX = bin[bound_cols + j];                                              \
+        uT = bin[2 * bound_cols + j];                                          \
+      }                                                                        \
+    }                                                                          \
+    sym = rsym;                                                                \
+    real pv[C];                                                                \
+    {                                                                          \
+      __local const realv *e = emis + slot * SLOT_STRIDE + sym * SYM_STRIDE +  \
+                               lane;                                           \
+      _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                        \
+        const realv v = e[q * G];                                              \
+        VGET(pv, q, v);                                                        \
+      }                                                                        \
+    }                                                                          \
+    CELLS();                                                                   \
+    if (LAST) {                                                                \
+      if (per_column) {                                                        \
+        sum = sum + (M[C - 1] + X[C - 1]);                                     \
+      } else {                                                                 \
+        sum_m += M[C - 1];                                                     \
+        sum_x += X[C - 1];                                                     \
+      }                                                                        \
+    } else if (lane == G - 1 && j >= 0) {                                      \
+      bout[j] = M[C - 1];                                                      \
+      bout[bound_cols + j] = X[C - 1];                                         \
+      bout[2 * bound_cols + j] = SHIP_T();                                     \
+    }                                                                          \
+    dM = uM;                                                                   \
+    dX = uX;                                                                   \
+    dT = uT;                                                                   \
+  }
+
+/* All steps of one tile; nsteps is a multiple of 4 (the host rounds it). */
+#define TILE_STEPS(FIRST, LAST)                                                \
+  {                                                                            \
+    uint w = hw[0];                                                            \
+    for (uint s = 0; s < nsteps; s += 4) {                                     \
+      const uint w_next = hw[min(s / 4 + 1, last_word)];                       \
+      STEP(0, FIRST, LAST);                                                    \
+      STEP(1, FIRST, LAST);                                                    \
+      STEP(2, FIRST, LAST);                                                    \
+      STEP(3, FIRST, LAST);                                                    \
+      w = w_next;                                                              \
     }                                                                          \
   }
 
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
 pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uchar *rcodes, /* read base codes, one per row */
-        __global const uchar *hcodes, /* haplotype base codes */
-        __global const uint4 *pairs,  /* (row offset, R, hap offset, H) */
+        __global const uint *hcodes,  /* haplotype codes, 4 per word */
+        __global const uint4 *pairs,  /* (row offset, R, hap word, H) */
         __global const uint2 *groups, /* per work-group: (tiles, steps) */
         __global real *sums,          /* per pair: scaled final sum */
         __global real *bound,         /* tile boundaries, 6 x bound_cols */
         const uint bound_cols, const int per_column) {
-  __local real emis[PPW * EMIS_SLOT];
+  __local realv emis[PPW * SLOT_STRIDE];
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
@@ -98,76 +252,30 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint ntiles = grp.x, nsteps = grp.y;
   const uint pad = ntiles * TILE - R;
   const real init = H > 0 ? SCALE / (real)H : (real)0;
+  /* The haplotype's words: its codes, NONE up to a word boundary, then one
+   * word of NONE that every later step reads again. */
+  __global const uint *hw = hcodes + pr.z;
+  const uint last_word = (H + 3) / 4;
   __global real *bnd = bound + (size_t)pair * 6 * bound_cols;
 
-  real mm[C], gapm[C], mx[C], xx[C], my[C], yy[C];
-  real M[C], X[C], Y[C];
+  real mm[C], gapm[C], mx[C], gg[C], my[C];
+  real M[C], X[C], T[C]; /* T: Y (exact form) or Y/my (fast form) */
   real sum_m = 0, sum_x = 0, sum = 0;
 
   for (uint tile = 0; tile < ntiles; tile++) {
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int last_tile = tile + 1 == ntiles;
     __global const real *bin = bnd + (tile & 1) * 3 * bound_cols;
     __global real *bout = bnd + ((tile & 1) ^ 1) * 3 * bound_cols;
-    /* Diagonal input of the first row: the row above at column j-1. For
-     * lane 0 at the first step that is column 0 of the tile's upper
-     * boundary (row 0 or a transparent row carry init in Y). */
-    real dM = 0, dX = 0, dY = (tile * TILE <= pad) ? init : (real)0;
-
-    /* The haplotype base of the next step is loaded one step ahead, so
-     * the load's latency hides behind a step of arithmetic. */
-    __global const uchar *hap = hcodes + pr.z;
-    uchar hb_next = (lane == 0 && H > 0) ? hap[0] : (uchar)0;
-    for (uint s = 0; s < nsteps; s++) {
-      real uM, uX, uY;
-      CPH_SHUFFLE_UP3(M[C - 1], X[C - 1], Y[C - 1], uM, uX, uY);
-      const int j = (int)s - (int)lane + 1;
-      const int active = j >= 1 && j <= (int)H;
-      const uchar hb = hb_next;
-      if (j >= 0 && j < (int)H)
-        hb_next = hap[j];
-      if (lane == 0 && active) {
-        if (tile == 0) {
-          uM = 0;
-          uX = 0;
-          uY = init;
-        } else {
-          uM = bin[j];
-          uX = bin[bound_cols + j];
-          uY = bin[2 * bound_cols + j];
-        }
-      }
-      if (active) {
-        __local const real *prior = &emis[EMIS(slot, hb, 0)];
-        real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dY;
-#pragma unroll
-        for (uint c = 0; c < C; c++) {
-          const real oM = M[c], oX = X[c], oY = Y[c];
-          M[c] = prior[c * G] * MAD(dgY, gapm[c], MAD(dgX, gapm[c], dgM * mm[c]));
-          X[c] = MAD(upX, xx[c], upM * mx[c]);
-          Y[c] = MAD(oY, yy[c], oM * my[c]);
-          dgM = oM;
-          dgX = oX;
-          dgY = oY;
-          upM = M[c];
-          upX = X[c];
-        }
-        if (lane == G - 1) {
-          if (last_tile) {
-            sum_m += M[C - 1];
-            sum_x += X[C - 1];
-            sum = sum + (M[C - 1] + X[C - 1]);
-          } else {
-            bout[j] = M[C - 1];
-            bout[bound_cols + j] = X[C - 1];
-            bout[2 * bound_cols + j] = Y[C - 1];
-          }
-        }
-      }
-      dM = uM;
-      dX = uX;
-      dY = uY;
+    /* Diagonal input of lane 0's first row: the row above at column 0,
+     * which is row 0 (or a transparent row: Y = init) or a real row (0). */
+    real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
+    uint sym = SYM_NONE; /* the symbol this lane used at the last step */
+    if (ntiles == 1) {
+      TILE_STEPS(1, 1);
+    } else {
+      const int first = tile == 0, last = tile + 1 == ntiles;
+      TILE_STEPS(first, last);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }

@@ -92,7 +92,7 @@ void clphmm_context_destroy(clphmm_context *ctx) {
 }
 
 clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
-                                 cl_kernel *kernel) {
+                                 const cph_kernel **kernel) {
   cph_kernel *k = &ctx->kernels[dbl][v];
   if (!k->kernel) {
     clphmm_status st =
@@ -100,7 +100,7 @@ clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
     if (st)
       return st;
   }
-  *kernel = k->kernel;
+  *kernel = k;
   return CLPHMM_SUCCESS;
 }
 
@@ -132,7 +132,7 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
   size_t k = 0, nj = 0;
   for (size_t b = 0; b < n; b++) {
     const clphmm_batch *bt = &batches[b];
-    uint32_t hap0 = (uint32_t)pack->n_hap, off;
+    uint32_t hap0 = (uint32_t)(pack->n_hap / 4), off;
     for (size_t h = 0; h < bt->n_haplotypes; h++) {
       clphmm_status st = cph_pack_hap(pack, &bt->haplotypes[h], &off);
       if (st)
@@ -152,7 +152,7 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
         else
           jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length, hap_off,
                                  (uint32_t)hp->length, k, rd, hp};
-        hap_off += (uint32_t)hp->length;
+        hap_off += cph_hap_words(hp->length);
       }
     }
   }

@@ -19,6 +19,6 @@ struct clphmm_context {
 
 /* The kernel of variant `v` in a precision, built on first use. */
 clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
-                                 cl_kernel *kernel);
+                                 const cph_kernel **kernel);
 
 #endif

@@ -65,14 +65,22 @@ clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
 
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
                            uint32_t *off) {
-  size_t need = p->n_hap + hap->length;
+  /* Word-aligned, padded with CPH_SYM_NONE to a word boundary plus one
+   * whole word of it (the kernels read four codes at a time and keep
+   * reading that last word past the end). */
+  if (hap->length > UINT32_MAX - 8)
+    return too_large("haplotype bases");
+  size_t words = cph_hap_words(hap->length);
+  size_t need = p->n_hap + 4 * words;
   if (need > UINT32_MAX)
     return too_large("haplotype bases");
   if (!grow(&p->hcodes, &p->cap_hap, need, 1))
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                      "no memory to pack %zu haplotype bases", need);
-  cph_encode_bases(hap->bases, hap->length, p->hcodes + p->n_hap);
-  *off = (uint32_t)p->n_hap;
+  unsigned char *dst = p->hcodes + p->n_hap;
+  cph_encode_bases(hap->bases, hap->length, dst);
+  memset(dst + hap->length, CPH_SYM_NONE, 4 * words - hap->length);
+  *off = (uint32_t)(p->n_hap / 4);
   p->n_hap = need;
   return CLPHMM_SUCCESS;
 }

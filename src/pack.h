@@ -15,13 +15,21 @@ typedef struct cph_pack {
   unsigned char *rows;  /* 8 reals per read row (see cph_row_f) */
   unsigned char *rcodes; /* one base code per read row */
   size_t n_rows, cap_rows, cap_rcodes;
-  unsigned char *hcodes; /* haplotype base codes, concatenated */
+  unsigned char *hcodes; /* haplotype codes, word-padded (cph_pack_hap) */
   size_t n_hap, cap_hap;
 } cph_pack;
 
+/* The code of "no column" (outside 1..H) in a packed haplotype. */
+#define CPH_SYM_NONE 5
+
+/* 32-bit words a packed haplotype of `length` bases takes. */
+static inline uint32_t cph_hap_words(size_t length) {
+  return (uint32_t)((length + 3) / 4 + 1);
+}
+
 /* One pair for the device: offsets into a pack plus where its result goes. */
 typedef struct cph_job {
-  uint32_t row_off, R, hap_off, H;
+  uint32_t row_off, R, hap_off /* in words */, H;
   size_t out;
   const clphmm_read *read;
   const clphmm_haplotype *hap;
@@ -30,7 +38,7 @@ typedef struct cph_job {
 void cph_pack_init(cph_pack *p, cph_flavor flavor);
 void cph_pack_free(cph_pack *p);
 /* Append a read (its rows in the pack's flavor) or a haplotype; returns its
- * offset. Fails with CLPHMM_ERROR_TOO_LARGE past 2^32 - 1 entries. */
+ * offset (rows for a read, 32-bit words for a haplotype). Fails with CLPHMM_ERROR_TOO_LARGE past 2^32 - 1 entries. */
 clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
                             uint32_t *off);
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,

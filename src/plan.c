@@ -24,6 +24,36 @@ static int is_nvidia(const cph_device *dev) {
          dev->info.type == CLPHMM_DEVICE_GPU;
 }
 
+/* Whether the space-separated extension list names `ext` exactly. */
+static int has_ext(const cph_device *dev, const char *ext) {
+  const size_t n = strlen(ext);
+  for (const char *p = dev->extensions; (p = strstr(p, ext)) != NULL; p += n)
+    if ((p == dev->extensions || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+      return 1;
+  return 0;
+}
+
+/* The shuffle backend for a device: the vendor's own on NVIDIA and AMD
+ * GPUs, else the portable subgroup extensions on GPUs, else local memory.
+ * CPUs (PoCL) use local memory: their subgroups need not keep a lane group
+ * together, and the lane-group kernel is not their fast path anyway. */
+static cph_shuffle choose_shuffle(const cph_device *dev) {
+  if (dev->info.type != CLPHMM_DEVICE_GPU)
+    return CPH_SHUFFLE_LOCAL;
+  if (is_nvidia(dev))
+    return CPH_SHUFFLE_NVIDIA;
+  if (strstr(dev->info.vendor, "Advanced Micro Devices") ||
+      strstr(dev->info.vendor, "AMD"))
+    return CPH_SHUFFLE_AMD;
+  if (has_ext(dev, "cl_khr_subgroup_shuffle_relative"))
+    return CPH_SHUFFLE_KHR;
+  if (has_ext(dev, "cl_intel_subgroups"))
+    return CPH_SHUFFLE_INTEL;
+  if (has_ext(dev, "cl_khr_subgroup_shuffle"))
+    return CPH_SHUFFLE_KHR_ABS;
+  return CPH_SHUFFLE_LOCAL;
+}
+
 static clphmm_status parse_variants(const char *spec, cph_shuffle sh,
                                     cph_variant_set *set) {
   set->n = 0;
@@ -71,7 +101,7 @@ static int by_rows(const void *a, const void *b) {
 
 clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
   const int nv = is_nvidia(dev);
-  cph_shuffle sh = nv ? CPH_SHUFFLE_NVIDIA : CPH_SHUFFLE_LOCAL;
+  cph_shuffle sh = choose_shuffle(dev);
   /* GPUs fuse multiply-adds; CPUs keep the exact operation order. */
   int fma = dev->info.type == CLPHMM_DEVICE_GPU;
   const char *fenv = getenv("CLPHMM_FMA");
@@ -82,8 +112,8 @@ clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
     int s = cph_shuffle_parse(env);
     if (s < 0)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                       "CLPHMM_SHUFFLE='%s' is not one of local, khr, intel, "
-                       "nvidia",
+                       "CLPHMM_SHUFFLE='%s' is not one of local, khr, "
+                       "khr-abs, intel, nvidia, amd",
                        env);
     sh = (cph_shuffle)s;
   }

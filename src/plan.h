@@ -15,7 +15,7 @@ typedef struct cph_variant_set {
 } cph_variant_set;
 
 /* Choose the shuffle backend and the variant set for a device. Honours
- * CLPHMM_SHUFFLE (local|khr|intel|nvidia) and CLPHMM_VARIANTS ("GxC,GxC"
+ * CLPHMM_SHUFFLE (a cph_shuffle_name) and CLPHMM_VARIANTS ("GxC,GxC"
  * with optional "/WG"), for tuning and tests. */
 clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set);
 

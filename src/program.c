@@ -18,12 +18,14 @@ const char *cph_shuffle_name(cph_shuffle s) {
   case CPH_SHUFFLE_KHR: return "khr";
   case CPH_SHUFFLE_INTEL: return "intel";
   case CPH_SHUFFLE_NVIDIA: return "nvidia";
+  case CPH_SHUFFLE_AMD: return "amd";
+  case CPH_SHUFFLE_KHR_ABS: return "khr-abs";
   }
   return "?";
 }
 
 int cph_shuffle_parse(const char *name) {
-  for (int s = CPH_SHUFFLE_LOCAL; s <= CPH_SHUFFLE_NVIDIA; s++)
+  for (int s = CPH_SHUFFLE_LOCAL; s <= CPH_SHUFFLE_LAST; s++)
     if (strcmp(name, cph_shuffle_name((cph_shuffle)s)) == 0)
       return s;
   return -1;
@@ -35,6 +37,27 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
            "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
            v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
            extra && *extra ? " " : "", extra && *extra ? extra : "");
+}
+
+size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
+  const size_t real = dbl ? 8 : 4, vw = 16 / real;
+  const size_t nq = (v->c + vw - 1) / vw;
+  const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
+  const size_t slot = 6 * sym_stride + (v->g < 8 ? v->g : 0);
+  size_t bytes = (size_t)(wg / v->g) * slot * 16;
+  if (v->shuffle == CPH_SHUFFLE_LOCAL)
+    bytes += (size_t)wg * (3 * real + 4);
+  return bytes;
+}
+
+cph_variant cph_variant_fit(const cph_variant *v, int dbl,
+                            const cph_device *dev) {
+  cph_variant f = *v;
+  const uint64_t have = dev->info.local_mem_bytes;
+  while (have && f.wg >= 2 * f.g && (f.wg / f.g) % 2 == 0 &&
+         cph_variant_local_bytes(&f, f.wg, dbl) > have)
+    f.wg /= 2;
+  return f;
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -134,7 +157,8 @@ clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
   cl_program prog = NULL;
   cl_int err = CL_SUCCESS;
   char opts[1024];
-  cph_variant_options(v, dbl, opts, sizeof opts);
+  const cph_variant fit = cph_variant_fit(v, dbl, dev);
+  cph_variant_options(&fit, dbl, opts, sizeof opts);
   if (!st) {
     prog = cph_cl.CreateProgramWithSource(ctx, N_PROGRAM_FILES,
                                           (const char **)texts, sizes, &err);
@@ -163,6 +187,7 @@ clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
   }
   out->program = prog;
   out->kernel = k;
+  out->variant = fit;
   return CLPHMM_SUCCESS;
 }
 

@@ -10,11 +10,15 @@ typedef enum cph_shuffle {
   CPH_SHUFFLE_LOCAL = 0,
   CPH_SHUFFLE_KHR = 1,
   CPH_SHUFFLE_INTEL = 2,
-  CPH_SHUFFLE_NVIDIA = 3
+  CPH_SHUFFLE_NVIDIA = 3,
+  CPH_SHUFFLE_AMD = 4,
+  CPH_SHUFFLE_KHR_ABS = 5
 } cph_shuffle;
+#define CPH_SHUFFLE_LAST CPH_SHUFFLE_KHR_ABS
 
 const char *cph_shuffle_name(cph_shuffle s);
-/* Parse "local", "khr", "intel", "nvidia"; -1 if unknown. */
+/* Parse a backend name ("local", "khr", "intel", "nvidia", "amd",
+ * "khr-abs"); -1 if unknown. */
 int cph_shuffle_parse(const char *name);
 
 /* One compiled configuration of the lane-group kernel. */
@@ -30,9 +34,20 @@ static inline unsigned cph_variant_rows(const cph_variant *v) {
   return v->g * v->c;
 }
 
+/* Local memory the kernel of `v` declares with work-groups of `wg` (the
+ * emission table and, for the local backend, the exchange arrays). Mirrors
+ * the layout in cl/pairhmm.cl and cl/shuffle.cl. */
+size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl);
+
+/* `v` with its work-group size halved (in whole lane groups) until its
+ * local memory fits the device: double tables are twice as large. */
+cph_variant cph_variant_fit(const cph_variant *v, int dbl,
+                            const cph_device *dev);
+
 typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
+  cph_variant variant; /* as built (cph_variant_fit) */
 } cph_kernel;
 
 /* The canonical (sorted) build options of a variant in a precision. */

@@ -71,8 +71,8 @@ static void release_pack(dev_pack *d) {
 
 /* One launch: jobs ord[0..n) of one bin, grouped PPW to a work-group. */
 typedef struct launch {
-  const cph_variant *v;
-  size_t variant;
+  const cph_variant *v; /* as built for this precision */
+  cl_kernel kernel;
   uint32_t *pairs;  /* 4 per pair slot */
   uint32_t *groups; /* 2 per work-group */
   size_t n_slots, n_groups;
@@ -89,7 +89,7 @@ static clphmm_status plan_launch(const cph_job *jobs, const order *ord,
   if (!L->pairs || !L->groups)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu pairs",
                      n);
-  uint32_t max_h = 0, max_tiles = 1;
+  uint32_t max_steps = 0, max_tiles = 1;
   for (size_t i = 0; i < n; i++) {
     const cph_job *jb = &jobs[ord[i].job];
     uint32_t *pr = &L->pairs[4 * i], *gr = &L->groups[2 * (i / ppw)];
@@ -99,17 +99,20 @@ static clphmm_status plan_launch(const cph_job *jobs, const order *ord,
     pr[3] = jb->H;
     if (ord[i].tiles > gr[0])
       gr[0] = ord[i].tiles;
-    if (jb->H + L->v->g - 1 > gr[1])
-      gr[1] = jb->H + L->v->g - 1;
-    if (jb->H > max_h)
-      max_h = jb->H;
+    /* Steps: every column through every lane, in whole words of four. */
+    const uint32_t steps = (jb->H + L->v->g - 1 + 3) / 4 * 4;
+    if (steps > gr[1])
+      gr[1] = steps;
+    if (steps > max_steps)
+      max_steps = steps;
     if (ord[i].tiles > max_tiles)
       max_tiles = ord[i].tiles;
   }
   for (size_t g = 0; g < L->n_groups; g++)
     if (L->groups[2 * g] == 0)
       L->groups[2 * g] = 1;
-  L->bound_cols = max_tiles > 1 ? max_h + 1 : 0;
+  /* Lane 0 reads the boundary at columns 1..steps. */
+  L->bound_cols = max_tiles > 1 ? max_steps + 1 : 0;
   return CLPHMM_SUCCESS;
 }
 
@@ -163,11 +166,9 @@ static void add_kernel_time(clphmm_context *ctx, cl_event ev) {
 static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
                                 const dev_pack *d, const launch *L,
                                 const order *ord, size_t n, double *sums) {
-  cl_kernel k;
+  cl_kernel k = L->kernel;
   const int dbl = p->real_size == sizeof(double);
-  clphmm_status st = cph_context_kernel(ctx, L->variant, dbl, &k);
-  if (st)
-    return st;
+  clphmm_status st = CLPHMM_SUCCESS;
   cl_mem pairs = NULL, groups = NULL, dsums = NULL, bound = NULL;
   size_t bound_bytes = (size_t)L->n_slots * 6 * L->bound_cols * p->real_size;
   void *host = malloc(L->n_slots * p->real_size);
@@ -224,8 +225,11 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
 static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
                              const dev_pack *d, const cph_job *jobs,
                              const order *ord, size_t n, double *sums) {
-  const size_t variant = ord[0].bin;
-  const cph_variant *v = &ctx->variants.v[variant];
+  const cph_kernel *kern;
+  clphmm_status kst = cph_context_kernel(
+      ctx, ord[0].bin, p->real_size == sizeof(double), &kern);
+  if (kst)
+    return kst;
   size_t start = 0;
   while (start < n) {
     uint64_t cells = 0, bound = 0;
@@ -233,7 +237,9 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
     while (end < n) {
       const cph_job *jb = &jobs[ord[end].job];
       uint64_t c = (uint64_t)jb->R * jb->H;
-      uint64_t b = ord[end].tiles > 1 ? 6ull * (jb->H + 1) * p->real_size : 0;
+      uint64_t b = ord[end].tiles > 1
+                       ? 6ull * (jb->H + kern->variant.g + 5) * p->real_size
+                       : 0;
       if (end > start && (cells + c > ctx->max_cells ||
                           bound + b > MAX_BOUND_BYTES))
         break;
@@ -241,7 +247,7 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
       bound += b;
       end++;
     }
-    launch L = {.v = v, .variant = variant};
+    launch L = {.v = &kern->variant, .kernel = kern->kernel};
     clphmm_status st = plan_launch(jobs, ord + start, end - start, &L);
     if (!st)
       st = run_launch(ctx, p, d, &L, ord + start, end - start, sums);
