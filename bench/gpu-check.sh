@@ -51,10 +51,13 @@ if [ -z "${SKIP_SASS:-}" ] && command -v ptxas >/dev/null; then
       "$BUILD/tools/clphmm-bench" --device gpu \
       --synthetic read=$L,hap=$L,pairs=64 -n 1 >/dev/null 2>&1
   done
-  awk -v out="$OUT" '
-    /^== / { n++; hdr = $0; ptx = 0; print hdr > (out "/k" n ".opts"); next }
+  # The binary is PTX text followed by a metadata section and a NUL.
+  tr -d '\000' <"$OUT/build.log" | awk -v out="$OUT" '
+    /^== / { n++; ptx = 0; print > (out "/k" n ".opts"); next }
     /^-- binary/ { ptx = 1; next }
-    ptx { print > (out "/k" n ".ptx") }' "$OUT/build.log"
+    /^\.metadata_section/ { ptx = 0 }
+    ptx { print > (out "/k" n ".ptx") }'
+  rm -f "$OUT/build.log"
   for p in "$OUT"/k*.ptx; do
     b=${p%.ptx}
     ptxas -arch=sm_90 -v "$p" -o "$b.cubin" >"$b.ptxas" 2>&1
@@ -62,4 +65,6 @@ if [ -z "${SKIP_SASS:-}" ] && command -v ptxas >/dev/null; then
     echo "$(cat "$b.opts" | cut -c1-110) | $(grep -o 'Used [0-9]* registers' "$b.ptxas") $(grep -o '[0-9]* bytes spill stores' "$b.ptxas") | sass $(grep -c '^ */\*[0-9a-f]*\*/' "$b.sass")"
   done
   rm -f "$OUT"/*.cubin
+  # Few files come back from some machines: bundle the kernels.
+  tar -C "$OUT" -czf "$OUT/kernels.tgz" $(cd "$OUT" && ls k*.*) && rm -f "$OUT"/k*.*
 fi

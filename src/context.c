@@ -69,7 +69,9 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   if (!st)
     st = open_queue(ctx);
   if (!st)
-    st = cph_plan_variants(&ctx->dev, &ctx->variants);
+    st = cph_plan_variants(&ctx->dev, 0, &ctx->variants[0]);
+  if (!st)
+    st = cph_plan_variants(&ctx->dev, 1, &ctx->variants[1]);
   if (st) {
     clphmm_context_destroy(ctx);
     return st;
@@ -96,7 +98,7 @@ clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
   cph_kernel *k = &ctx->kernels[dbl][v];
   if (!k->kernel) {
     clphmm_status st =
-        cph_kernel_build(ctx->cl, &ctx->dev, &ctx->variants.v[v], dbl, k);
+        cph_kernel_build(ctx->cl, &ctx->dev, &ctx->variants[dbl].v[v], dbl, k);
     if (st)
       return st;
   }

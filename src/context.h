@@ -11,7 +11,7 @@ struct clphmm_context {
   cl_command_queue queue;
   clphmm_precision precision;
   uint64_t max_cells;
-  cph_variant_set variants;
+  cph_variant_set variants[2]; /* [double] */
   cph_kernel kernels[2][CPH_MAX_VARIANTS]; /* [double][variant], lazily */
   clphmm_stats stats;
   char error[CPH_ERROR_MAX];

@@ -14,9 +14,12 @@ typedef struct table_entry {
 /* Generic (and PoCL CPU): capacities 16 .. 256 rows. */
 static const table_entry generic_table[] = {
     {4, 4, 64}, {8, 4, 64}, {8, 8, 64}, {16, 8, 64}, {32, 8, 64}};
-/* NVIDIA (warp shuffles): capacities 32 .. 512 rows. */
+/* NVIDIA (warp shuffles), float: capacities 32 .. 512 rows. */
 static const table_entry nvidia_table[] = {
-    {8, 4, 128}, {8, 8, 128}, {16, 8, 128}, {16, 16, 128}, {32, 16, 128}};
+    {4, 8, 128}, {8, 8, 128}, {16, 8, 128}, {16, 16, 128}, {32, 16, 128}};
+/* NVIDIA, double: half the rows per lane (twice the registers per row). */
+static const table_entry nvidia_double_table[] = {
+    {4, 8, 128}, {8, 8, 128}, {16, 8, 128}, {32, 8, 128}};
 #define DEFAULT_WG 64
 
 static int is_nvidia(const cph_device *dev) {
@@ -55,7 +58,7 @@ static cph_shuffle choose_shuffle(const cph_device *dev) {
 }
 
 static clphmm_status parse_variants(const char *spec, cph_shuffle sh,
-                                    cph_variant_set *set) {
+                                    int dbl, cph_variant_set *set) {
   set->n = 0;
   const char *p = spec;
   while (*p) {
@@ -77,6 +80,12 @@ static clphmm_status parse_variants(const char *spec, cph_shuffle sh,
     if (g < 1 || g > 64 || c < 1 || c > 64 || wg < g || wg % g || wg > 1024 ||
         set->n == CPH_MAX_VARIANTS)
       goto bad;
+    if (c % (dbl ? 2 : 4))
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "CLPHMM_VARIANTS='%s': rows per lane must be a "
+                       "multiple of 4 (float kernels read 4 priors at a "
+                       "time; double kernels 2)",
+                       spec);
     set->v[set->n++] =
         (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, sh, 0};
     if (*p == ',')
@@ -99,7 +108,8 @@ static int by_rows(const void *a, const void *b) {
   return (ra > rb) - (ra < rb);
 }
 
-clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
+clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
+                                cph_variant_set *set) {
   const int nv = is_nvidia(dev);
   cph_shuffle sh = choose_shuffle(dev);
   /* GPUs fuse multiply-adds; CPUs keep the exact operation order. */
@@ -119,13 +129,19 @@ clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set) {
   }
   const char *spec = getenv("CLPHMM_VARIANTS");
   if (spec && *spec) {
-    clphmm_status st = parse_variants(spec, sh, set);
+    clphmm_status st = parse_variants(spec, sh, dbl, set);
     if (st)
       return st;
   } else {
-    const table_entry *t = nv ? nvidia_table : generic_table;
-    size_t n = nv ? sizeof nvidia_table / sizeof *nvidia_table
-                  : sizeof generic_table / sizeof *generic_table;
+    const table_entry *t = generic_table;
+    size_t n = sizeof generic_table / sizeof *generic_table;
+    if (nv && dbl) {
+      t = nvidia_double_table;
+      n = sizeof nvidia_double_table / sizeof *nvidia_double_table;
+    } else if (nv) {
+      t = nvidia_table;
+      n = sizeof nvidia_table / sizeof *nvidia_table;
+    }
     set->n = 0;
     for (size_t i = 0; i < n; i++)
       set->v[set->n++] = (cph_variant){t[i].g, t[i].c, t[i].wg, sh, 0};

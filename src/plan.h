@@ -14,10 +14,12 @@ typedef struct cph_variant_set {
   size_t n;
 } cph_variant_set;
 
-/* Choose the shuffle backend and the variant set for a device. Honours
+/* Choose the shuffle backend and the variant set for a device and a
+ * precision (double kernels need twice the registers per row). Honours
  * CLPHMM_SHUFFLE (a cph_shuffle_name) and CLPHMM_VARIANTS ("GxC,GxC"
  * with optional "/WG"), for tuning and tests. */
-clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set);
+clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
+                                cph_variant_set *set);
 
 /* Index of the variant serving a read of `rows` rows. */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);

@@ -267,9 +267,11 @@ clphmm_status cph_run_jobs(clphmm_context *ctx, const cph_pack *pack,
   if (!ord)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to plan %zu pairs",
                      n_jobs);
+  const cph_variant_set *vs =
+      &ctx->variants[pack->real_size == sizeof(double)];
   for (size_t i = 0; i < n_jobs; i++) {
-    size_t bin = cph_plan_bin(&ctx->variants, jobs[i].R);
-    uint32_t rows = cph_variant_rows(&ctx->variants.v[bin]);
+    size_t bin = cph_plan_bin(vs, jobs[i].R);
+    uint32_t rows = cph_variant_rows(&vs->v[bin]);
     ord[i] = (order){(uint32_t)bin, (jobs[i].R + rows - 1) / rows, jobs[i].H,
                      i};
   }

@@ -184,23 +184,29 @@ static double compare(clphmm_context *ctx, const gen *g, const char *what) {
   return worst;
 }
 
+/* The variant set serving the context's precision. */
+static const cph_variant_set *vset(const clphmm_context *ctx) {
+  return &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
+}
+
 static void test_bins(clphmm_context *ctx, test_rng *rng, int wild) {
   gen g = {0};
+  const cph_variant_set *vs = vset(ctx);
   size_t lens[64];
-  size_t nl = edge_lengths(&ctx->variants, lens);
+  size_t nl = edge_lengths(vs, lens);
   int used[CPH_MAX_VARIANTS] = {0}, multi = 0;
   for (size_t i = 0; i < nl; i++) {
-    size_t bin = cph_plan_bin(&ctx->variants, (uint32_t)lens[i]);
+    size_t bin = cph_plan_bin(vs, (uint32_t)lens[i]);
     used[bin] = 1;
-    multi |= lens[i] > cph_variant_rows(&ctx->variants.v[bin]);
+    multi |= lens[i] > cph_variant_rows(&vs->v[bin]);
     /* haplotypes shorter and longer than the read, and of length 1 */
     unsigned hmax = (unsigned)(lens[i] + 40);
     add_batch(&g, rng, &lens[i], 1, 3, 1, hmax, !wild, wild);
     add_batch(&g, rng, &lens[i], 1, 1, 1, 1, 0, wild);
   }
-  for (size_t v = 0; v < ctx->variants.n; v++)
-    CHECK(used[v], "variant %zu (%ux%u) not exercised", v,
-          ctx->variants.v[v].g, ctx->variants.v[v].c);
+  for (size_t v = 0; v < vs->n; v++)
+    CHECK(used[v], "variant %zu (%ux%u) not exercised", v, vs->v[v].g,
+          vs->v[v].c);
   CHECK(multi, "no multi-tile read generated");
   compare(ctx, &g, wild ? "every bin, qualities 0..127" : "every bin");
   gen_free(&g);
@@ -302,8 +308,8 @@ int main(void) {
     clphmm_device_info info;
     clphmm_context_device(ctx, &info);
     printf("device: %s (%s), %zu variants, shuffle %s\n", info.name,
-           info.platform, ctx->variants.n,
-           cph_shuffle_name(ctx->variants.v[0].shuffle));
+           info.platform, vset(ctx)->n,
+           cph_shuffle_name(vset(ctx)->v[0].shuffle));
     test_bins(ctx, &rng, 0);
     test_bins(ctx, &rng, 1);
     test_mixed(ctx, &rng);

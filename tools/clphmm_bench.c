@@ -113,8 +113,9 @@ static int parse_args(int argc, char **argv, args *a) {
 }
 
 /* Batches of 8 reads x 8 haplotypes, like a HaplotypeCaller region: the
- * haplotypes are variants of one random sequence (~1% substitutions each),
- * the reads copies of it with ~0.5% errors, GATK-like qualities. */
+ * haplotypes are variants of one random sequence (~0.1% substitutions
+ * each, the density of human heterozygous sites), the reads copies of it
+ * with ~0.5% errors, GATK-like qualities. */
 static int make_workload(const args *a, workload *w) {
   enum { NR = 8, NH = 8 };
   unsigned long long pairs = a->pairs;
@@ -138,7 +139,7 @@ static int make_workload(const args *a, workload *w) {
     clphmm_haplotype *hp = &w->haps[bt * NH];
     for (int h = 0; h < NH; h++, b += a->hap_len) {
       for (unsigned j = 0; j < a->hap_len; j++)
-        b[j] = h == 0 || rnd(100) == 0 ? "ACGT"[rnd(4)] : hp[0].bases[j];
+        b[j] = h == 0 || rnd(1000) == 0 ? "ACGT"[rnd(4)] : hp[0].bases[j];
       hp[h] = (clphmm_haplotype){b, a->hap_len};
     }
     clphmm_read *rd = &w->reads[bt * NR];
