@@ -65,8 +65,9 @@ inline uint cph_shfl_up_u32(uint v) {
 
 #elif CPH_SHUFFLE == 2
 #pragma OPENCL EXTENSION cl_intel_subgroups : enable
+/* The int overload: PoCL 5.0's kernel library lacks the uint one. */
 inline uint cph_shfl_up_u32(uint v) {
-  return intel_sub_group_shuffle_up(v, v, 1u);
+  return (uint)intel_sub_group_shuffle_up((int)v, (int)v, 1u);
 }
 
 #elif CPH_SHUFFLE == 3
