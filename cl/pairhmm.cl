@@ -52,11 +52,13 @@
 #if CPH_DOUBLE
 #define VW 2
 typedef double2 realv;
+typedef double4 real4;
 #define VSET(v, a, q) (v) = (realv)((a)[2 * (q)], (a)[2 * (q) + 1])
 #define VGET(a, q, v) ((a)[2 * (q)] = (v).s0, (a)[2 * (q) + 1] = (v).s1)
 #else
 #define VW 4
 typedef float4 realv;
+typedef float4 real4;
 #define VSET(v, a, q)                                                          \
   (v) = (realv)((a)[4 * (q)], (a)[4 * (q) + 1], (a)[4 * (q) + 2],              \
                 (a)[4 * (q) + 3])
@@ -166,6 +168,9 @@ typedef float4 realv;
 #define SHIP_T() T[C - 1]
 #endif
 
+/* Component R (a constant) of a 4-vector. */
+#define COMP4(v, R) ((R) == 0 ? (v).s0 : (R) == 1 ? (v).s1 : (R) == 2 ? (v).s2 : (v).s3)
+
 /* One step s + R (R a constant 0..3): exchange, pick the symbol (lane 0
  * from the haplotype word w), read the priors, compute, emit the last row
  * (tile boundary or final sums). FIRST and LAST are the tile's position,
@@ -183,9 +188,9 @@ typedef float4 realv;
         uX = (real)0;                                                          \
         uT = init;                                                             \
       } else {                                                                 \
-        uM = bin[j];                                                           \
-        uX = bin[bound_cols + j];                                              \
-        uT = bin[2 * bound_cols + j];                                          \
+        uM = COMP4(bM, R);                                                     \
+        uX = COMP4(bX, R);                                                     \
+        uT = COMP4(bT, R);                                                     \
       }                                                                        \
     }                                                                          \
     sym = rsym;                                                                \
@@ -206,27 +211,46 @@ typedef float4 realv;
         sum_m += M[C - 1];                                                     \
         sum_x += X[C - 1];                                                     \
       }                                                                        \
-    } else if (lane == G - 1 && j >= 0) {                                      \
-      bout[j] = M[C - 1];                                                      \
-      bout[bound_cols + j] = X[C - 1];                                         \
-      bout[2 * bound_cols + j] = SHIP_T();                                     \
+    } else if (lane == G - 1 && j >= 1) {                                      \
+      bout[j - 1] = M[C - 1];                                                  \
+      bout[bound_cols + j - 1] = X[C - 1];                                     \
+      bout[2 * bound_cols + j - 1] = SHIP_T();                                 \
     }                                                                          \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
   }
 
+/* The boundary row above the tile at columns 4k+1 .. 4k+4 (column j is
+ * stored at j - 1), for lane 0; loaded a group of steps ahead so that the
+ * global-memory latency never sits on the lane chain. */
+#define BOUND_LOAD(k, vM, vX, vT)                                              \
+  {                                                                            \
+    const uint o = min((uint)(4 * (k)), bound_cols - 4u);                      \
+    vM = vload4(0, bin + o);                                                   \
+    vX = vload4(0, bin + bound_cols + o);                                      \
+    vT = vload4(0, bin + 2 * bound_cols + o);                                  \
+  }
+
 /* All steps of one tile; nsteps is a multiple of 4 (the host rounds it). */
 #define TILE_STEPS(FIRST, LAST)                                                \
   {                                                                            \
     uint w = hw[0];                                                            \
+    real4 bM = 0, bX = 0, bT = 0, nM = 0, nX = 0, nT = 0;                      \
+    if (!(FIRST))                                                              \
+      BOUND_LOAD(0, bM, bX, bT);                                               \
     for (uint s = 0; s < nsteps; s += 4) {                                     \
       const uint w_next = hw[min(s / 4 + 1, last_word)];                       \
+      if (!(FIRST))                                                            \
+        BOUND_LOAD(s / 4 + 1, nM, nX, nT);                                     \
       STEP(0, FIRST, LAST);                                                    \
       STEP(1, FIRST, LAST);                                                    \
       STEP(2, FIRST, LAST);                                                    \
       STEP(3, FIRST, LAST);                                                    \
       w = w_next;                                                              \
+      bM = nM;                                                                 \
+      bX = nX;                                                                 \
+      bT = nT;                                                                 \
     }                                                                          \
   }
 
@@ -237,7 +261,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uint4 *pairs,  /* (row offset, R, hap word, H) */
         __global const uint2 *groups, /* per work-group: (tiles, steps) */
         __global real *sums,          /* per pair: scaled final sum */
-        __global real *bound,         /* tile boundaries, 6 x bound_cols */
+        __global real *bound, /* tile boundaries, 6 x bound_cols (a multiple
+                                 of 4) per pair slot */
         const uint bound_cols, const int per_column) {
   __local realv emis[PPW * SLOT_STRIDE];
   CPH_SHUFFLE_DECL

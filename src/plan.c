@@ -14,12 +14,15 @@ typedef struct table_entry {
 /* Generic (and PoCL CPU): capacities 16 .. 256 rows. */
 static const table_entry generic_table[] = {
     {4, 4, 64}, {8, 4, 64}, {8, 8, 64}, {16, 8, 64}, {32, 8, 64}};
-/* NVIDIA (warp shuffles), float: capacities 32 .. 512 rows. */
+/* NVIDIA (warp shuffles), float: capacities 32 .. 512 rows. Measured on
+ * the H200 (bench/sweep.sh): more rows per lane amortise the per-step work
+ * until registers spill (C = 32), and fewer lanes waste fewer ramp steps. */
 static const table_entry nvidia_table[] = {
-    {4, 8, 128}, {8, 8, 128}, {16, 8, 128}, {16, 16, 128}, {32, 16, 128}};
+    {4, 8, 128},   {4, 16, 128},  {8, 16, 128}, {8, 24, 128},
+    {16, 16, 128}, {16, 24, 128}, {32, 16, 128}};
 /* NVIDIA, double: half the rows per lane (twice the registers per row). */
 static const table_entry nvidia_double_table[] = {
-    {4, 8, 128}, {8, 8, 128}, {16, 8, 128}, {32, 8, 128}};
+    {4, 8, 128}, {8, 8, 128}, {16, 8, 64}, {32, 8, 128}};
 #define DEFAULT_WG 64
 
 static int is_nvidia(const cph_device *dev) {

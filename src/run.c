@@ -111,8 +111,9 @@ static clphmm_status plan_launch(const cph_job *jobs, const order *ord,
   for (size_t g = 0; g < L->n_groups; g++)
     if (L->groups[2 * g] == 0)
       L->groups[2 * g] = 1;
-  /* Lane 0 reads the boundary at columns 1..steps. */
-  L->bound_cols = max_tiles > 1 ? max_steps + 1 : 0;
+  /* Lane 0 reads the boundary at columns 1..steps (stored from 0), four at
+   * a time: steps is a multiple of 4. */
+  L->bound_cols = max_tiles > 1 ? max_steps : 0;
   return CLPHMM_SUCCESS;
 }
 
