@@ -35,7 +35,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
   run_test gpu-default CLPHMM_DEVICE=gpu
   run_test gpu-exact CLPHMM_DEVICE=gpu CLPHMM_FMA=0
   run_test gpu-local CLPHMM_DEVICE=gpu CLPHMM_SHUFFLE=local SKIP_LONG=1
-  for b in ${CPU_BACKENDS:-khr-abs intel}; do
+  for b in ${CPU_BACKENDS-khr-abs intel}; do
     run_test "cpu-$b" CLPHMM_DEVICE=cpu CLPHMM_SHUFFLE=$b SKIP_LONG=1
   done
 fi
@@ -66,5 +66,5 @@ if [ -z "${SKIP_SASS:-}" ] && command -v ptxas >/dev/null; then
   done
   rm -f "$OUT"/*.cubin
   # Few files come back from some machines: bundle the kernels.
-  tar -C "$OUT" -czf "$OUT/kernels.tgz" $(cd "$OUT" && ls k*.*) && rm -f "$OUT"/k*.*
+  tar -C "$OUT" -czf "$OUT/sass.tgz" $(cd "$OUT" && ls k[0-9]*.*) && rm -f "$OUT"/k[0-9]*.*
 fi

@@ -19,7 +19,7 @@ declare -A ANCHOR=([64]=2.12 [128]=2.35 [256]=2.48 [512]=2.58 [1024]=2.59
                    [2048]=1.47)
 declare -A TARGET=([64]=2.43 [128]=2.70 [256]=2.85 [512]=2.96 [1024]=2.98
                    [2048]=2.20)
-echo "# clphmm peak suite: device=$DEV cells>=$CELLS commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown) date=$(date -u +%Y-%m-%dT%H:%MZ)"
+echo "# clphmm peak suite: device=$DEV cells>=$CELLS commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} date=$(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# env: CLPHMM_SHUFFLE=${CLPHMM_SHUFFLE:-} CLPHMM_VARIANTS=${CLPHMM_VARIANTS:-}"
 printf "%-6s %-10s %-10s %-10s %-8s %s\n" L TCUPS gpuPairHMM target ratio detail
 for L in ${LENGTHS:-64 128 256 512 1024 2048}; do
