@@ -52,13 +52,11 @@
 #if CPH_DOUBLE
 #define VW 2
 typedef double2 realv;
-typedef double4 real4;
 #define VSET(v, a, q) (v) = (realv)((a)[2 * (q)], (a)[2 * (q) + 1])
 #define VGET(a, q, v) ((a)[2 * (q)] = (v).s0, (a)[2 * (q) + 1] = (v).s1)
 #else
 #define VW 4
 typedef float4 realv;
-typedef float4 real4;
 #define VSET(v, a, q)                                                          \
   (v) = (realv)((a)[4 * (q)], (a)[4 * (q) + 1], (a)[4 * (q) + 2],              \
                 (a)[4 * (q) + 3])
@@ -168,30 +166,28 @@ typedef float4 real4;
 #define SHIP_T() T[C - 1]
 #endif
 
-/* Component R (a constant) of a 4-vector. */
-#define COMP4(v, R) ((R) == 0 ? (v).s0 : (R) == 1 ? (v).s1 : (R) == 2 ? (v).s2 : (v).s3)
-
 /* One step s + R (R a constant 0..3): exchange, pick the symbol (lane 0
- * from the haplotype word w), read the priors, compute, emit the last row
- * (tile boundary or final sums). FIRST and LAST are the tile's position,
- * constants in the single-tile copy of the loop. */
-#define STEP(R, FIRST, LAST)                                                   \
+ * from the haplotype word w), read the priors, compute, emit the last row.
+ * MULTI (a constant) selects the multi-tile copy of the loop: lane 0 takes
+ * the row above from the boundary row `bin` (prefetched one step ahead)
+ * and the last lane writes its row to `bout`; the single-tile copy starts
+ * from row 0 and only sums. Both copies sum: a tile's sums are reset at its
+ * start, so after the last tile they hold the pair's. */
+#define STEP(R, MULTI)                                                         \
   {                                                                            \
     real uM, uX, uT;                                                           \
     uint rsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, rsym);      \
     const int j = (int)(s + (R)) - (int)lane + 1;                              \
+    if (MULTI) {                                                               \
+      bcur = bnext;                                                            \
+      bnext = bin[min(s + (R) + 1, bound_cols - 1)];                           \
+    }                                                                          \
     if (lane == 0) {                                                           \
       rsym = (w >> (8 * (R))) & 0xffu;                                         \
-      if (FIRST) {                                                             \
-        uM = (real)0;                                                          \
-        uX = (real)0;                                                          \
-        uT = init;                                                             \
-      } else {                                                                 \
-        uM = COMP4(bM, R);                                                     \
-        uX = COMP4(bX, R);                                                     \
-        uT = COMP4(bT, R);                                                     \
-      }                                                                        \
+      uM = (MULTI) ? bcur.s0 : (real)0;                                        \
+      uX = (MULTI) ? bcur.s1 : (real)0;                                        \
+      uT = (MULTI) ? bcur.s2 : init;                                           \
     }                                                                          \
     sym = rsym;                                                                \
     real pv[C];                                                                \
@@ -204,53 +200,33 @@ typedef float4 real4;
       }                                                                        \
     }                                                                          \
     CELLS();                                                                   \
-    if (LAST) {                                                                \
-      if (per_column) {                                                        \
-        sum = sum + (M[C - 1] + X[C - 1]);                                     \
-      } else {                                                                 \
-        sum_m += M[C - 1];                                                     \
-        sum_x += X[C - 1];                                                     \
-      }                                                                        \
-    } else if (lane == G - 1 && j >= 1) {                                      \
-      bout[j - 1] = M[C - 1];                                                  \
-      bout[bound_cols + j - 1] = X[C - 1];                                     \
-      bout[2 * bound_cols + j - 1] = SHIP_T();                                 \
+    if (per_column) {                                                          \
+      sum = sum + (M[C - 1] + X[C - 1]);                                       \
+    } else {                                                                   \
+      sum_m += M[C - 1];                                                       \
+      sum_x += X[C - 1];                                                       \
     }                                                                          \
+    if ((MULTI) && lane == G - 1 && j >= 1)                                    \
+      bout[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);            \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
   }
 
-/* The boundary row above the tile at columns 4k+1 .. 4k+4 (column j is
- * stored at j - 1), for lane 0; loaded a group of steps ahead so that the
- * global-memory latency never sits on the lane chain. */
-#define BOUND_LOAD(k, vM, vX, vT)                                              \
-  {                                                                            \
-    const uint o = min((uint)(4 * (k)), bound_cols - 4u);                      \
-    vM = vload4(0, bin + o);                                                   \
-    vX = vload4(0, bin + bound_cols + o);                                      \
-    vT = vload4(0, bin + 2 * bound_cols + o);                                  \
-  }
-
 /* All steps of one tile; nsteps is a multiple of 4 (the host rounds it). */
-#define TILE_STEPS(FIRST, LAST)                                                \
+#define TILE_STEPS(MULTI)                                                      \
   {                                                                            \
     uint w = hw[0];                                                            \
-    real4 bM = 0, bX = 0, bT = 0, nM = 0, nX = 0, nT = 0;                      \
-    if (!(FIRST))                                                              \
-      BOUND_LOAD(0, bM, bX, bT);                                               \
+    real4 bcur = 0, bnext = 0;                                                 \
+    if (MULTI)                                                                 \
+      bnext = bin[0];                                                          \
     for (uint s = 0; s < nsteps; s += 4) {                                     \
       const uint w_next = hw[min(s / 4 + 1, last_word)];                       \
-      if (!(FIRST))                                                            \
-        BOUND_LOAD(s / 4 + 1, nM, nX, nT);                                     \
-      STEP(0, FIRST, LAST);                                                    \
-      STEP(1, FIRST, LAST);                                                    \
-      STEP(2, FIRST, LAST);                                                    \
-      STEP(3, FIRST, LAST);                                                    \
+      STEP(0, MULTI);                                                          \
+      STEP(1, MULTI);                                                          \
+      STEP(2, MULTI);                                                          \
+      STEP(3, MULTI);                                                          \
       w = w_next;                                                              \
-      bM = nM;                                                                 \
-      bX = nX;                                                                 \
-      bT = nT;                                                                 \
     }                                                                          \
   }
 
@@ -261,8 +237,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uint4 *pairs,  /* (row offset, R, hap word, H) */
         __global const uint2 *groups, /* per work-group: (tiles, steps) */
         __global real *sums,          /* per pair: scaled final sum */
-        __global real *bound, /* tile boundaries, 6 x bound_cols (a multiple
-                                 of 4) per pair slot */
+        __global real4 *bound, /* per pair slot, 2 x bound_cols columns of
+                                  the tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column) {
   __local realv emis[PPW * SLOT_STRIDE];
   CPH_SHUFFLE_DECL
@@ -281,27 +257,33 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * word of NONE that every later step reads again. */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
-  __global real *bnd = bound + (size_t)pair * 6 * bound_cols;
+  __global real4 *bnd = bound + (size_t)pair * 2 * bound_cols;
 
   real mm[C], gapm[C], mx[C], gg[C], my[C];
   real M[C], X[C], T[C]; /* T: Y (exact form) or Y/my (fast form) */
   real sum_m = 0, sum_x = 0, sum = 0;
 
+  if (ntiles > 1) {
+    /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
+     * of a boundary row is stored at j - 1. */
+    for (uint c = lane; c < nsteps; c += G)
+      bnd[c] = (real4)(0, 0, init, 0);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
   for (uint tile = 0; tile < ntiles; tile++) {
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global const real *bin = bnd + (tile & 1) * 3 * bound_cols;
-    __global real *bout = bnd + ((tile & 1) ^ 1) * 3 * bound_cols;
+    __global const real4 *bin = bnd + (tile & 1) * bound_cols;
+    __global real4 *bout = bnd + ((tile & 1) ^ 1) * bound_cols;
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
     uint sym = SYM_NONE; /* the symbol this lane used at the last step */
-    if (ntiles == 1) {
-      TILE_STEPS(1, 1);
-    } else {
-      const int first = tile == 0, last = tile + 1 == ntiles;
-      TILE_STEPS(first, last);
-    }
+    sum_m = sum_x = sum = 0;
+    if (ntiles == 1)
+      TILE_STEPS(0)
+    else
+      TILE_STEPS(1)
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
   if (lane == G - 1)

@@ -2,8 +2,10 @@
 #if CPH_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef double real;
+typedef double4 real4;
 #define SCALE 0x1p1020
 #else
 typedef float real;
+typedef float4 real4;
 #define SCALE 0x1p120f
 #endif

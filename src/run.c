@@ -111,8 +111,7 @@ static clphmm_status plan_launch(const cph_job *jobs, const order *ord,
   for (size_t g = 0; g < L->n_groups; g++)
     if (L->groups[2 * g] == 0)
       L->groups[2 * g] = 1;
-  /* Lane 0 reads the boundary at columns 1..steps (stored from 0), four at
-   * a time: steps is a multiple of 4. */
+  /* Lane 0 reads the boundary at columns 1..steps (stored from 0). */
   L->bound_cols = max_tiles > 1 ? max_steps : 0;
   return CLPHMM_SUCCESS;
 }
@@ -171,7 +170,8 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   const int dbl = p->real_size == sizeof(double);
   clphmm_status st = CLPHMM_SUCCESS;
   cl_mem pairs = NULL, groups = NULL, dsums = NULL, bound = NULL;
-  size_t bound_bytes = (size_t)L->n_slots * 6 * L->bound_cols * p->real_size;
+  /* Two boundary rows per pair slot, four reals (M, X, T, 0) a column. */
+  size_t bound_bytes = (size_t)L->n_slots * 8 * L->bound_cols * p->real_size;
   void *host = malloc(L->n_slots * p->real_size);
   if (!host)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
@@ -239,7 +239,7 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
       const cph_job *jb = &jobs[ord[end].job];
       uint64_t c = (uint64_t)jb->R * jb->H;
       uint64_t b = ord[end].tiles > 1
-                       ? 6ull * (jb->H + kern->variant.g + 5) * p->real_size
+                       ? 8ull * (jb->H + kern->variant.g + 5) * p->real_size
                        : 0;
       if (end > start && (cells + c > ctx->max_cells ||
                           bound + b > MAX_BOUND_BYTES))
