@@ -166,8 +166,25 @@ typedef float4 realv;
 #define SHIP_T() T[C - 1]
 #endif
 
-/* One step s + R (R a constant 0..3): exchange, pick the symbol (lane 0
- * from the haplotype word w), read the priors, compute, emit the last row.
+/* The priors of this lane's rows for symbol SYM into pv[0..C-1]. */
+#define LOAD_PRIORS(pv, SYM)                                                   \
+  {                                                                            \
+    __local const realv *e = emis + slot * SLOT_STRIDE + (SYM) * SYM_STRIDE +  \
+                             lane;                                             \
+    _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                          \
+      const realv v = e[q * G];                                                \
+      VGET(pv, q, v);                                                          \
+    }                                                                          \
+  }
+
+/* One step s + R (R a constant 0..3): exchange, compute, emit the last row.
+ *
+ * The symbol and its priors run one step ahead: the lane above used, at
+ * this step, the symbol this lane needs at the next, so the shuffle of the
+ * symbol and the local-memory loads of the next priors overlap this step's
+ * arithmetic instead of delaying it (lane 0 takes the next symbol from the
+ * haplotype words w, w_next).
+ *
  * MULTI (a constant) selects the multi-tile copy of the loop: lane 0 takes
  * the row above from the boundary row `bin` (prefetched one step ahead)
  * and the last lane writes its row to `bout`; the single-tile copy starts
@@ -176,29 +193,21 @@ typedef float4 realv;
 #define STEP(R, MULTI)                                                         \
   {                                                                            \
     real uM, uX, uT;                                                           \
-    uint rsym;                                                                 \
-    CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, rsym);      \
+    uint nsym;                                                                 \
+    CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
     const int j = (int)(s + (R)) - (int)lane + 1;                              \
     if (MULTI) {                                                               \
       bcur = bnext;                                                            \
       bnext = bin[min(s + (R) + 1, bound_cols - 1)];                           \
     }                                                                          \
     if (lane == 0) {                                                           \
-      rsym = (w >> (8 * (R))) & 0xffu;                                         \
+      nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
       uM = (MULTI) ? bcur.s0 : (real)0;                                        \
       uX = (MULTI) ? bcur.s1 : (real)0;                                        \
       uT = (MULTI) ? bcur.s2 : init;                                           \
     }                                                                          \
-    sym = rsym;                                                                \
-    real pv[C];                                                                \
-    {                                                                          \
-      __local const realv *e = emis + slot * SLOT_STRIDE + sym * SYM_STRIDE +  \
-                               lane;                                           \
-      _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                        \
-        const realv v = e[q * G];                                              \
-        VGET(pv, q, v);                                                        \
-      }                                                                        \
-    }                                                                          \
+    real pn[C];                                                                \
+    LOAD_PRIORS(pn, nsym);                                                     \
     CELLS();                                                                   \
     if (per_column) {                                                          \
       sum = sum + (M[C - 1] + X[C - 1]);                                       \
@@ -211,6 +220,8 @@ typedef float4 realv;
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
+    sym = nsym;                                                                \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] = pn[c];              \
   }
 
 /* All steps of one tile; nsteps is a multiple of 4 (the host rounds it). */
@@ -220,6 +231,10 @@ typedef float4 realv;
     real4 bcur = 0, bnext = 0;                                                 \
     if (MULTI)                                                                 \
       bnext = bin[0];                                                          \
+    /* Step 0: lane 0 at column 1, the others not started. */                 \
+    uint sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                             \
+    real pv[C];                                                                \
+    LOAD_PRIORS(pv, sym);                                                      \
     for (uint s = 0; s < nsteps; s += 4) {                                     \
       const uint w_next = hw[min(s / 4 + 1, last_word)];                       \
       STEP(0, MULTI);                                                          \
@@ -278,7 +293,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
-    uint sym = SYM_NONE; /* the symbol this lane used at the last step */
     sum_m = sum_x = sum = 0;
     if (ntiles == 1)
       TILE_STEPS(0)
