@@ -17,6 +17,7 @@
 #include "clphmm.h"
 #include "dataset.h"
 #include "error.h"
+#include "io.h"
 #include "linesrc.h"
 #include "validate.h"
 
@@ -543,6 +544,20 @@ static clphmm_status new_reader(const char *name, unsigned flags,
   return CLPHMM_SUCCESS;
 }
 
+clphmm_status cph_reader_open_stream(FILE *f, const char *name,
+                                     unsigned flags, size_t first_buffer,
+                                     clphmm_reader **reader) {
+  clphmm_reader *r = NULL;
+  clphmm_status st = new_reader(name, flags, &r);
+  if (st) {
+    fclose(f);
+    return st;
+  }
+  cph_linesrc_stream(&r->src, f, r->name, first_buffer);
+  *reader = r;
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status clphmm_reader_open(const char *path, unsigned flags,
                                  clphmm_reader **reader) {
   if (reader)
@@ -566,14 +581,7 @@ clphmm_status clphmm_reader_open(const char *path, unsigned flags,
     return cph_error(CLPHMM_ERROR_IO, "%s: cannot read: %s", path,
                      strerror(EISDIR));
   }
-  clphmm_reader *r = NULL;
-  if ((st = new_reader(path, flags, &r))) {
-    fclose(f);
-    return st;
-  }
-  cph_linesrc_stream(&r->src, f, r->name);
-  *reader = r;
-  return CLPHMM_SUCCESS;
+  return cph_reader_open_stream(f, path, flags, 0, reader);
 }
 
 clphmm_status clphmm_reader_open_memory(const char *data, size_t size,

@@ -6,8 +6,8 @@
 
 #include "error.h"
 
-/* First size of a stream's buffer; it doubles while a line does not fit,
- * up to the longest accepted line. */
+/* Default first size of a stream's buffer; it doubles while a line does
+ * not fit, up to the longest accepted line. */
 #define FIRST_BUFFER ((size_t)1 << 16)
 
 void cph_linesrc_memory(cph_linesrc *s, const char *data, size_t size,
@@ -21,10 +21,12 @@ void cph_linesrc_memory(cph_linesrc *s, const char *data, size_t size,
   s->max_line = CLPHMM_MAX_LINE_BYTES;
 }
 
-void cph_linesrc_stream(cph_linesrc *s, FILE *file, const char *name) {
+void cph_linesrc_stream(cph_linesrc *s, FILE *file, const char *name,
+                        size_t first_buffer) {
   memset(s, 0, sizeof *s);
   s->name = name;
   s->file = file;
+  s->first_cap = first_buffer ? first_buffer : FIRST_BUFFER;
   s->max_line = CLPHMM_MAX_LINE_BYTES;
 }
 
@@ -72,7 +74,7 @@ static int fill(cph_linesrc *s) {
   }
   if (s->end == s->cap) {
     /* avail <= max_line here, so the new size is always bigger. */
-    size_t cap = s->cap ? s->cap * 2 : FIRST_BUFFER;
+    size_t cap = s->cap ? s->cap * 2 : s->first_cap;
     if (cap > s->max_line + 1)
       cap = s->max_line + 1;
     char *nb = realloc(s->buf, cap);
@@ -102,6 +104,10 @@ static int fill(cph_linesrc *s) {
 int cph_linesrc_next(cph_linesrc *s, const char **p, size_t *len) {
   size_t scanned = 0; /* bytes after start known to hold no newline */
   for (;;) {
+    /* A stream before its first read has no buffer (and NULL + 0 is
+     * undefined): fill allocates it. */
+    if (!s->buf && fill(s))
+      return -1;
     size_t avail = s->end - s->start;
     char *begin = s->buf + s->start;
     char *nl = avail > scanned ? memchr(begin + scanned, '\n', avail - scanned)

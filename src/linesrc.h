@@ -16,6 +16,7 @@ typedef struct cph_linesrc {
   FILE *file;       /* NULL when reading from memory */
   char *buf;        /* file: owned buffer; memory: the caller's data */
   size_t cap;       /* file buffer capacity */
+  size_t first_cap; /* file buffer size to start with */
   size_t start;     /* first byte not yet delivered */
   size_t end;       /* end of the valid bytes in buf */
   int eof;          /* nothing more will be added to buf */
@@ -28,8 +29,11 @@ typedef struct cph_linesrc {
 void cph_linesrc_memory(cph_linesrc *s, const char *data, size_t size,
                         const char *name);
 
-/* A source over an open stream, which the source then owns and closes. */
-void cph_linesrc_stream(cph_linesrc *s, FILE *file, const char *name);
+/* A source over an open stream, which the source then owns and closes.
+ * The buffer starts at `first_buffer` bytes (0: the default, 64 KiB) and
+ * doubles while a line does not fit. */
+void cph_linesrc_stream(cph_linesrc *s, FILE *file, const char *name,
+                        size_t first_buffer);
 
 void cph_linesrc_close(cph_linesrc *s);
 

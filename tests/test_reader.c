@@ -382,7 +382,7 @@ static void test_linesrc_limits(void) {
     FILE *f = fopen(path, "rb");
     if (!f)
       exit(2);
-    cph_linesrc_stream(&s, f, "lim");
+    cph_linesrc_stream(&s, f, "lim", 0);
     s.max_line = 100;
     const char *p;
     size_t len;
