@@ -76,8 +76,8 @@ struct clphmm_reader {
   char *name; /* owned copy, for messages */
   unsigned flags;
   int format;
-  cph_store st; /* the chunk being built */
-  line ln;      /* the current content line (tokens point into src) */
+  cph_store st;  /* the chunk being built */
+  line ln;       /* the current content line (tokens point into src) */
   int have_line; /* ln holds a line that no batch has consumed yet */
   int done;      /* the input is exhausted */
   /* Pair format: the read line (5 raw tokens, concatenated) of the batch
@@ -184,7 +184,8 @@ static clphmm_status decode_quals(const clphmm_reader *r, size_t line_no,
 }
 
 /* Append a read given as 5 tokens READ BASEQ INSQ DELQ GCP. */
-static clphmm_status add_read(clphmm_reader *r, size_t line_no, const token t[5]) {
+static clphmm_status add_read(clphmm_reader *r, size_t line_no,
+                              const token t[5]) {
   size_t len = t[0].n;
   clphmm_status st = check_bases(r, line_no, &t[0], "read");
   if (st)
@@ -208,7 +209,8 @@ static clphmm_status add_read(clphmm_reader *r, size_t line_no, const token t[5]
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status add_haplotype(clphmm_reader *r, size_t line_no, const token *t) {
+static clphmm_status add_haplotype(clphmm_reader *r, size_t line_no,
+                                   const token *t) {
   clphmm_status st = check_bases(r, line_no, t, "haplotype");
   if (st)
     return st;
@@ -311,8 +313,7 @@ static clphmm_status parse_pair_batch(clphmm_reader *r) {
   cph_pending_batch *pb = cph_vec_push(&r->st.batches, sizeof *pb);
   if (!pb)
     return out_of_memory(r, ln->number);
-  *pb = (cph_pending_batch){r->st.reads.n - 1, 1, r->st.haps.n, 0,
-                            ln->number};
+  *pb = (cph_pending_batch){r->st.reads.n - 1, 1, r->st.haps.n, 0, ln->number};
   for (;;) {
     if ((st = add_haplotype(r, ln->number, &ln->tok[0])))
       return st;
@@ -544,8 +545,8 @@ static clphmm_status new_reader(const char *name, unsigned flags,
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_reader_open_stream(FILE *f, const char *name,
-                                     unsigned flags, size_t first_buffer,
+clphmm_status cph_reader_open_stream(FILE *f, const char *name, unsigned flags,
+                                     size_t first_buffer,
                                      clphmm_reader **reader) {
   clphmm_reader *r = NULL;
   clphmm_status st = new_reader(name, flags, &r);

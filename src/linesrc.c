@@ -39,9 +39,10 @@ void cph_linesrc_close(cph_linesrc *s) {
 }
 
 static int too_long(cph_linesrc *s) {
-  s->error = cph_error(CLPHMM_ERROR_TOO_LARGE,
-            "%s:%zu: line longer than %zu bytes (the longest accepted)",
-            s->name, s->line_no + 1, s->max_line);
+  s->error =
+      cph_error(CLPHMM_ERROR_TOO_LARGE,
+                "%s:%zu: line longer than %zu bytes (the longest accepted)",
+                s->name, s->line_no + 1, s->max_line);
   return -1;
 }
 
@@ -53,10 +54,11 @@ static int check_text(cph_linesrc *s, const char *line, size_t from,
   for (size_t i = from; i < to; i++) {
     unsigned char c = (unsigned char)line[i];
     if (c < 0x20 && c != '\t' && c != '\r') {
-      s->error = cph_error(CLPHMM_ERROR_PARSE,
-                "%s:%zu: binary data (byte 0x%02x at column %zu); expected a "
-                "text file (is it compressed?)",
-                s->name, s->line_no + 1, c, i + 1);
+      s->error = cph_error(
+          CLPHMM_ERROR_PARSE,
+          "%s:%zu: binary data (byte 0x%02x at column %zu); expected a "
+          "text file (is it compressed?)",
+          s->name, s->line_no + 1, c, i + 1);
       return -1;
     }
   }
@@ -80,8 +82,8 @@ static int fill(cph_linesrc *s) {
     char *nb = realloc(s->buf, cap);
     if (!nb) {
       s->error = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                "%s:%zu: no memory for a line of %zu bytes", s->name,
-                s->line_no + 1, avail);
+                           "%s:%zu: no memory for a line of %zu bytes", s->name,
+                           s->line_no + 1, avail);
       return -1;
     }
     s->buf = nb;
@@ -92,8 +94,9 @@ static int fill(cph_linesrc *s) {
   if (got == 0) {
     if (ferror(s->file)) {
       int err = errno;
-      s->error = cph_error(CLPHMM_ERROR_IO, "%s: read error after line %zu: %s",
-                s->name, s->line_no, err ? strerror(err) : "unknown error");
+      s->error =
+          cph_error(CLPHMM_ERROR_IO, "%s: read error after line %zu: %s",
+                    s->name, s->line_no, err ? strerror(err) : "unknown error");
       return -1;
     }
     s->eof = 1;
@@ -110,8 +113,8 @@ int cph_linesrc_next(cph_linesrc *s, const char **p, size_t *len) {
       return -1;
     size_t avail = s->end - s->start;
     char *begin = s->buf + s->start;
-    char *nl = avail > scanned ? memchr(begin + scanned, '\n', avail - scanned)
-                               : NULL;
+    char *nl =
+        avail > scanned ? memchr(begin + scanned, '\n', avail - scanned) : NULL;
     if (nl || (s->eof && avail > 0)) {
       size_t n = nl ? (size_t)(nl - begin) : avail;
       if (check_text(s, begin, scanned, n))

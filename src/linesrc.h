@@ -12,16 +12,16 @@
 #include "clphmm.h"
 
 typedef struct cph_linesrc {
-  const char *name; /* for messages; not owned */
-  FILE *file;       /* NULL when reading from memory */
-  char *buf;        /* file: owned buffer; memory: the caller's data */
-  size_t cap;       /* file buffer capacity */
-  size_t first_cap; /* file buffer size to start with */
-  size_t start;     /* first byte not yet delivered */
-  size_t end;       /* end of the valid bytes in buf */
-  int eof;          /* nothing more will be added to buf */
-  size_t line_no;   /* number of the last line delivered (1-based) */
-  size_t max_line;  /* longest accepted line, newline excluded */
+  const char *name;    /* for messages; not owned */
+  FILE *file;          /* NULL when reading from memory */
+  char *buf;           /* file: owned buffer; memory: the caller's data */
+  size_t cap;          /* file buffer capacity */
+  size_t first_cap;    /* file buffer size to start with */
+  size_t start;        /* first byte not yet delivered */
+  size_t end;          /* end of the valid bytes in buf */
+  int eof;             /* nothing more will be added to buf */
+  size_t line_no;      /* number of the last line delivered (1-based) */
+  size_t max_line;     /* longest accepted line, newline excluded */
   clphmm_status error; /* status of the failure once next returned -1 */
 } cph_linesrc;
 

@@ -48,15 +48,14 @@ static size_t batch_pairs(const clphmm_batch *b) {
  * that the chunks concatenate to `whole` (batches, lines, expected values)
  * and that each chunk stops at the first batch that reaches a bound. */
 static void check_chunks(clphmm_reader *rd, const clphmm_dataset *whole,
-                         size_t max_pairs, size_t max_bytes,
-                         const char *what) {
+                         size_t max_pairs, size_t max_bytes, const char *what) {
   const clphmm_batch *wb = clphmm_dataset_batches(whole);
   const double *we = clphmm_dataset_expected(whole);
   size_t nb = clphmm_dataset_n_batches(whole), b = 0, pair = 0, chunks = 0;
   int ok = 1;
   clphmm_dataset *c = NULL;
-  while (ok && clphmm_reader_next(rd, max_pairs, max_bytes, &c) ==
-                   CLPHMM_SUCCESS &&
+  while (ok &&
+         clphmm_reader_next(rd, max_pairs, max_bytes, &c) == CLPHMM_SUCCESS &&
          c) {
     chunks++;
     const clphmm_batch *cb = clphmm_dataset_batches(c);
@@ -67,16 +66,16 @@ static void check_chunks(clphmm_reader *rd, const clphmm_dataset *whole,
       ok = b < nb && batch_eq(&cb[i], &wb[b]) &&
            clphmm_dataset_batch_line(c, i) ==
                clphmm_dataset_batch_line(whole, b);
-      CHECK(ok, "%s: chunk %zu batch %zu differs from batch %zu", what,
-            chunks, i, b);
+      CHECK(ok, "%s: chunk %zu batch %zu differs from batch %zu", what, chunks,
+            i, b);
       /* Only the last batch of a chunk may reach the pair bound. */
       if (ok && max_pairs && i + 1 < cn)
         CHECK(cpairs + batch_pairs(&cb[i]) < max_pairs,
               "%s: chunk %zu goes on past %zu pairs", what, chunks, max_pairs);
       cpairs += batch_pairs(&cb[i]);
     }
-    CHECK(cpairs == clphmm_dataset_n_pairs(c), "%s: chunk %zu pair count",
-          what, chunks);
+    CHECK(cpairs == clphmm_dataset_n_pairs(c), "%s: chunk %zu pair count", what,
+          chunks);
     CHECK((ce == NULL) == (we == NULL), "%s: expected values", what);
     for (size_t i = 0; ok && ce && we && i < cpairs; i++)
       ok = ce[i] == we[pair + i];
@@ -91,14 +90,13 @@ static void check_chunks(clphmm_reader *rd, const clphmm_dataset *whole,
   if (max_pairs == 1 || max_bytes == 1)
     CHECK(chunks == nb, "%s: %zu chunks for %zu batches", what, chunks, nb);
   /* The end stays the end. */
-  CHECK_STATUS(clphmm_reader_next(rd, max_pairs, max_bytes, &c),
-               CLPHMM_SUCCESS, NULL);
+  CHECK_STATUS(clphmm_reader_next(rd, max_pairs, max_bytes, &c), CLPHMM_SUCCESS,
+               NULL);
   CHECK(c == NULL, "%s: a chunk after the end", what);
 }
 
 /* A temporary file in the build tree with the given contents. */
-static const char *write_temp(const char *name, const char *data,
-                              size_t size) {
+static const char *write_temp(const char *name, const char *data, size_t size) {
   static char path[4096];
   snprintf(path, sizeof path, "%s/%s", CLPHMM_TEST_TMPDIR, name);
   FILE *f = fopen(path, "wb");
@@ -115,7 +113,7 @@ static void test_fixture_chunks(void) {
   static const char *const files[] = {"tiny.in", "10s.in",
                                       "pairhmm-testdata.txt",
                                       "expected.Java.hmmresults.txt"};
-  static const size_t bounds[][2] = {{1, 0},   {0, 1},    {7, 0}, {150, 0},
+  static const size_t bounds[][2] = {{1, 0},    {0, 1},     {7, 0}, {150, 0},
                                      {0, 4000}, {50, 2000}, {0, 0}};
   for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
     char path[4096];
@@ -127,8 +125,8 @@ static void test_fixture_chunks(void) {
       continue;
     for (size_t k = 0; k < sizeof bounds / sizeof bounds[0]; k++) {
       char what[160];
-      snprintf(what, sizeof what, "%s, max_pairs %zu, max_bytes %zu",
-               files[f], bounds[k][0], bounds[k][1]);
+      snprintf(what, sizeof what, "%s, max_pairs %zu, max_bytes %zu", files[f],
+               bounds[k][0], bounds[k][1]);
       clphmm_reader *rd = NULL;
       CHECK_STATUS(clphmm_reader_open(path, 0, &rd), CLPHMM_SUCCESS, NULL);
       if (rd)
@@ -140,8 +138,8 @@ static void test_fixture_chunks(void) {
 }
 
 /* A byte bound splits where the storage crosses it. */
-#define BYTE_BOUND                                                            \
-  (24 + sizeof(clphmm_read) + sizeof(clphmm_haplotype) +                      \
+#define BYTE_BOUND                                                             \
+  (24 + sizeof(clphmm_read) + sizeof(clphmm_haplotype) +                       \
    sizeof(clphmm_batch) + sizeof(size_t) + 1)
 static void test_byte_bound(void) {
   /* Each batch: 1 read of 4 bases (20 bytes) + 1 haplotype of 4 bases. */
@@ -149,9 +147,9 @@ static void test_byte_bound(void) {
                              "1 1\nACGT IIII IIII IIII ++++\nACGT\n"
                              "1 1\nACGT IIII IIII IIII ++++\nACGT\n";
   clphmm_dataset *whole = NULL;
-  CHECK_STATUS(clphmm_dataset_read_memory(text, sizeof text - 1, "m", 0,
-                                          &whole),
-               CLPHMM_SUCCESS, NULL);
+  CHECK_STATUS(
+      clphmm_dataset_read_memory(text, sizeof text - 1, "m", 0, &whole),
+      CLPHMM_SUCCESS, NULL);
   clphmm_reader *rd = NULL;
   CHECK_STATUS(clphmm_reader_open_memory(text, sizeof text - 1, "m", 0, &rd),
                CLPHMM_SUCCESS, NULL);
@@ -180,9 +178,9 @@ static void test_sticky_error(void) {
                              "1 1\nX I I I +\nA\n"
                              "1 1\nG I I I +\nG\n";
   clphmm_reader *rd = NULL;
-  CHECK_STATUS(clphmm_reader_open_memory(text, sizeof text - 1, "sticky", 0,
-                                         &rd),
-               CLPHMM_SUCCESS, NULL);
+  CHECK_STATUS(
+      clphmm_reader_open_memory(text, sizeof text - 1, "sticky", 0, &rd),
+      CLPHMM_SUCCESS, NULL);
   if (!rd)
     return;
   clphmm_dataset *c[2] = {NULL, NULL};
@@ -193,11 +191,11 @@ static void test_sticky_error(void) {
   for (int k = 0; k < 2; k++) {
     int dummy;
     clphmm_dataset *bad = (clphmm_dataset *)(void *)&dummy;
-    CHECK_STATUS(clphmm_reader_next(rd, 1, 0, &bad),
-                 CLPHMM_ERROR_INVALID_BASE, NULL);
+    CHECK_STATUS(clphmm_reader_next(rd, 1, 0, &bad), CLPHMM_ERROR_INVALID_BASE,
+                 NULL);
     CHECK(bad == NULL, "sticky: chunk not reset to NULL");
-    CHECK(strstr(clphmm_last_error(NULL),
-                 "sticky:8: read base 1 is 'X'") != NULL,
+    CHECK(strstr(clphmm_last_error(NULL), "sticky:8: read base 1 is 'X'") !=
+              NULL,
           "sticky: message %d: %s", k, clphmm_last_error(NULL));
     /* Another failure in between must not change what the reader says. */
     clphmm_reader_next(NULL, 0, 0, &bad);
@@ -205,8 +203,8 @@ static void test_sticky_error(void) {
   /* Earlier chunks stay valid after the failure and after closing. */
   clphmm_reader_close(rd);
   CHECK(c[0] && clphmm_dataset_batches(c[0])[0].reads[0].bases[0] == 'A' &&
-            c[1] && clphmm_dataset_batches(c[1])[0].haplotypes[0].bases[0] ==
-                        'C',
+            c[1] &&
+            clphmm_dataset_batches(c[1])[0].haplotypes[0].bases[0] == 'C',
         "sticky: earlier chunks outlive the reader");
   clphmm_dataset_destroy(c[0]);
   clphmm_dataset_destroy(c[1]);
@@ -245,8 +243,8 @@ static void test_arguments(void) {
   CHECK(rd == NULL, "failed opens leave *reader NULL");
 
   /* NULL data of size 0 and an empty file: the first chunk fails. */
-  CHECK_STATUS(clphmm_reader_open_memory(NULL, 0, NULL, 0, &rd),
-               CLPHMM_SUCCESS, NULL);
+  CHECK_STATUS(clphmm_reader_open_memory(NULL, 0, NULL, 0, &rd), CLPHMM_SUCCESS,
+               NULL);
   CHECK_STATUS(clphmm_reader_next(rd, 0, 0, &c), CLPHMM_ERROR_PARSE, NULL);
   CHECK(strstr(clphmm_last_error(NULL), "<memory>:1: empty file") != NULL,
         "empty memory: %s", clphmm_last_error(NULL));

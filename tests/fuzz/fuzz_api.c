@@ -87,7 +87,7 @@ static void decode_read(input *in, decoded *d, size_t b, size_t r) {
   for (int k = 0; k < 4; k++)
     for (size_t i = 0; i < len; i++)
       d->quals[b][r][k][i] = qual_byte(in);
-  *rd = (clphmm_read){d->bases[b][r], d->quals[b][r][0], d->quals[b][r][1],
+  *rd = (clphmm_read){d->bases[b][r],    d->quals[b][r][0], d->quals[b][r][1],
                       d->quals[b][r][2], d->quals[b][r][3], len};
   if (nulls & 1)
     rd->bases = NULL;
@@ -162,8 +162,7 @@ static void decode(input *in, decoded *d) {
 static void print_pair(const clphmm_read *rd, const clphmm_haplotype *hp,
                        int precision, double v) {
   fprintf(stderr, "precision %d, result %g\nread  %.*s\nhap   %.*s\n",
-          precision, v, (int)rd->length, rd->bases, (int)hp->length,
-          hp->bases);
+          precision, v, (int)rd->length, rd->bases, (int)hp->length, hp->bases);
   const uint8_t *q[4] = {rd->base_quals, rd->ins_quals, rd->del_quals,
                          rd->gcp_quals};
   for (int k = 0; k < 4; k++) {
@@ -215,9 +214,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       const clphmm_batch *bt = &d->batches[b];
       for (size_t r = 0; r < bt->n_reads; r++)
         for (size_t h = 0; h < bt->n_haplotypes; h++, i++) {
-          int empty = bt->reads[r].length == 0 ||
-                      bt->haplotypes[h].length == 0;
-          if (empty ? !(isinf(out[i]) && out[i] < 0) : !fuzz_result_ok(out[i], &bt->reads[r]))
+          int empty = bt->reads[r].length == 0 || bt->haplotypes[h].length == 0;
+          if (empty ? !(isinf(out[i]) && out[i] < 0)
+                    : !fuzz_result_ok(out[i], &bt->reads[r]))
             print_pair(&bt->reads[r], &bt->haplotypes[h], precision, out[i]);
           FUZZ_ASSERT(empty ? isinf(out[i]) && out[i] < 0
                             : fuzz_result_ok(out[i], &bt->reads[r]));

@@ -10,13 +10,13 @@
 
 #include "clphmm.h"
 
-#define FUZZ_ASSERT(cond)                                                     \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__,   \
-              #cond);                                                         \
-      abort();                                                                \
-    }                                                                         \
+#define FUZZ_ASSERT(cond)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: invariant broken: %s\n", __FILE__, __LINE__,     \
+              #cond);                                                          \
+      abort();                                                                 \
+    }                                                                          \
   } while (0)
 
 /* Cells (sum of read x haplotype lengths) above which a target does not

@@ -51,8 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   snprintf(want_msg, sizeof want_msg, "%s", clphmm_last_error(NULL));
 
   /* fmemopen rejects size 0; an empty stream is /dev/null. */
-  FILE *f = n ? fmemopen((void *)(uintptr_t)text, n, "rb")
-              : fopen("/dev/null", "rb");
+  FILE *f =
+      n ? fmemopen((void *)(uintptr_t)text, n, "rb") : fopen("/dev/null", "rb");
   FUZZ_ASSERT(f != NULL);
   clphmm_reader *rd = NULL;
   FUZZ_ASSERT(cph_reader_open_stream(f, "fuzz", 0, first_buffer, &rd) ==
