@@ -208,8 +208,15 @@ CLPHMM_API const char *clphmm_last_error(const clphmm_context *context);
  * '#' is also a quality character) and blank lines are skipped. Batches
  * with no reads or no haplotypes are kept (they produce no pairs).
  * Qualities are phred+33 characters. Tokens are separated by any run of
- * spaces or tabs; CRLF and a missing final newline are accepted. */
+ * spaces or tabs; CRLF and a missing final newline are accepted. Control
+ * bytes other than tab and CR (NUL, binary or compressed data) and lines
+ * longer than CLPHMM_MAX_LINE_BYTES are errors. */
 typedef struct clphmm_dataset clphmm_dataset;
+
+/* Longest input line accepted by the readers (newline excluded): bounds the
+ * memory a reader needs for one line. Longer lines fail with
+ * CLPHMM_ERROR_TOO_LARGE. */
+#define CLPHMM_MAX_LINE_BYTES ((size_t)1 << 26)
 
 enum {
   /* Keep base qualities as written. By default qualities below 6 are raised
@@ -239,6 +246,47 @@ CLPHMM_API size_t clphmm_dataset_n_pairs(const clphmm_dataset *ds);
 CLPHMM_API const double *clphmm_dataset_expected(const clphmm_dataset *ds);
 /* 1-based line on which batch `b` starts (for messages). */
 CLPHMM_API size_t clphmm_dataset_batch_line(const clphmm_dataset *ds, size_t b);
+
+/* ---- Streaming reader ---------------------------------------------------- */
+
+/* Reads a file (or memory) chunk by chunk, so that inputs of any size can be
+ * computed in bounded memory: each chunk is a clphmm_dataset of whole
+ * batches, in file order, owned by the caller and independent of the reader
+ * (results of consecutive chunks concatenate to the results of the whole
+ * file). The whole-file functions above are one chunk without bounds. The
+ * reader holds one line of input at a time, plus the chunk being built. */
+typedef struct clphmm_reader clphmm_reader;
+
+/* Open a file (anything fopen reads: pipes and /dev/stdin included). Fails
+ * with CLPHMM_ERROR_IO ("PATH: cannot open: ...") when it cannot be opened
+ * or is a directory. Nothing is parsed yet. */
+CLPHMM_API clphmm_status clphmm_reader_open(const char *path, unsigned flags,
+                                            clphmm_reader **reader);
+/* Same over `size` bytes at `data`, which must stay valid until the reader
+ * is closed (chunks copy what they need); `name` is used in messages (NULL:
+ * "<memory>"). */
+CLPHMM_API clphmm_status clphmm_reader_open_memory(const char *data,
+                                                   size_t size,
+                                                   const char *name,
+                                                   unsigned flags,
+                                                   clphmm_reader **reader);
+/* The next chunk: whole batches, at least one, added until the chunk holds
+ * `max_pairs` pairs or `max_bytes` bytes of storage (bases, qualities and
+ * the structures pointing to them), whichever comes first; 0 means no
+ * bound. A chunk may exceed a bound by its last batch (a batch is never
+ * split). At the end of the input *chunk is NULL with CLPHMM_SUCCESS. An
+ * input without any batch fails on the first call ("empty file"). On error
+ * *chunk is NULL, the message reads "NAME:LINE: what is wrong", and every
+ * later call fails the same way: batches of earlier chunks are valid, the
+ * rest of the input is not read. Free each chunk with
+ * clphmm_dataset_destroy. */
+CLPHMM_API clphmm_status clphmm_reader_next(clphmm_reader *reader,
+                                            size_t max_pairs,
+                                            size_t max_bytes,
+                                            clphmm_dataset **chunk);
+/* Close the file and free the reader (chunks already returned stay
+ * valid). NULL is ignored. */
+CLPHMM_API void clphmm_reader_close(clphmm_reader *reader);
 
 #ifdef __cplusplus
 }

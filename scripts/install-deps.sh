@@ -2,9 +2,17 @@
 # Installs what building and testing clphmm needs on Debian/Ubuntu: a C
 # compiler, CMake, the OpenCL headers and ICD loader, and PoCL (a CPU OpenCL
 # driver, so everything runs without a GPU). Skips apt when all are present.
+#
+#   scripts/install-deps.sh [fuzz]
+#
+# "fuzz" adds clang and its runtime libraries (libFuzzer, sanitizers) for
+# scripts/fuzz.sh.
 set -euo pipefail
 packages=(build-essential cmake pkg-config opencl-headers ocl-icd-opencl-dev
           ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

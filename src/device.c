@@ -96,6 +96,9 @@ static void fill_info(size_t index, cph_device *dev) {
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ul, &ul,
                            NULL) == CL_SUCCESS)
     in->global_mem_bytes = ul;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul,
+                           NULL) == CL_SUCCESS)
+    dev->max_alloc_bytes = ul;
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul,
                            NULL) == CL_SUCCESS)
     in->local_mem_bytes = ul;

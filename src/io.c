@@ -1,20 +1,24 @@
 /* Input files: the one-pair-per-line format (GATK's
- * --pair-hmm-results-file) and the batch ".in" format, parsed from memory
- * into a clphmm_dataset that owns every string it points to.
+ * --pair-hmm-results-file) and the batch ".in" format, read as a stream of
+ * chunks (clphmm_reader: whole batches, bounded by pairs and bytes) or at
+ * once (clphmm_dataset_read_*: one chunk without bounds). One parser serves
+ * both; lines come from linesrc.c, chunks are built by dataset.c.
  *
- * While parsing, reads, haplotypes and batches are recorded as offsets and
- * indices into growable arrays (realloc may move them); the public
- * clphmm_read / clphmm_haplotype / clphmm_batch pointers are built once, at
- * the end, when nothing moves any more. */
+ * Nothing is ever allocated from a number the file claims: a batch header
+ * only bounds a loop, and storage grows with the lines actually read. */
 #include <errno.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "clphmm.h"
+#include "dataset.h"
 #include "error.h"
+#include "io.h"
+#include "linesrc.h"
 #include "validate.h"
 
 /* Base qualities below this are raised to it unless the caller passes
@@ -25,53 +29,8 @@
 #define MAX_TOKENS 8
 /* Longest token shown verbatim in a message. */
 #define SHOW_MAX 40
-
-struct clphmm_dataset {
-  char *arena; /* every base and quality byte */
-  clphmm_read *reads;
-  clphmm_haplotype *haps;
-  clphmm_batch *batches;
-  size_t *batch_lines;
-  double *expected; /* one per pair; NULL for the batch format */
-  size_t n_batches;
-  size_t n_pairs;
-};
-
-/* ---- Growable arrays ----------------------------------------------------- */
-
-typedef struct vec {
-  void *p;
-  size_t n, cap; /* in elements */
-} vec;
-
-/* Make room for `more` elements of `elem` bytes. 0 on success, -1 when the
- * size overflows or malloc fails. */
-static int vec_reserve(vec *v, size_t elem, size_t more) {
-  if (more <= v->cap - v->n)
-    return 0;
-  if (more > SIZE_MAX / elem - v->n)
-    return -1;
-  size_t need = v->n + more;
-  size_t cap = v->cap ? v->cap : 16;
-  while (cap < need)
-    cap = cap > SIZE_MAX / elem / 2 ? need : cap * 2;
-  void *p = realloc(v->p, cap * elem);
-  if (!p)
-    return -1;
-  v->p = p;
-  v->cap = cap;
-  return 0;
-}
-
-/* Append one zeroed element; returns it, or NULL when out of memory. The
- * pointer is only valid until the next push onto the same vec. */
-static void *vec_push(vec *v, size_t elem) {
-  if (vec_reserve(v, elem, 1))
-    return NULL;
-  char *slot = (char *)v->p + v->n++ * elem;
-  memset(slot, 0, elem);
-  return slot;
-}
+/* Longest message kept for a reader that failed. */
+#define READER_ERROR_MAX 1024
 
 /* ---- Lines and tokens ---------------------------------------------------- */
 
@@ -85,13 +44,6 @@ typedef struct line {
   size_t n_tokens; /* may exceed MAX_TOKENS; only the first are kept */
   size_t number;   /* 1-based */
 } line;
-
-typedef struct cursor {
-  const char *data;
-  size_t size, pos;
-  size_t line;    /* number of the last line read */
-  size_t n_lines; /* lines in the whole input */
-} cursor;
 
 /* '\r' counts as a separator so that CRLF files need no special case. */
 static int is_separator(char c) {
@@ -115,73 +67,45 @@ static void split_line(const char *p, size_t len, line *out) {
   out->n_tokens = n;
 }
 
-/* Advance to the next line with content, skipping blank lines and '#'
- * comment lines. Returns 0 at the end of the input. */
-static int next_line(cursor *c, line *out) {
-  while (c->pos < c->size) {
-    const char *start = c->data + c->pos;
-    const char *nl = memchr(start, '\n', c->size - c->pos);
-    size_t len = nl ? (size_t)(nl - start) : c->size - c->pos;
-    c->pos += len + (nl != NULL);
-    c->line++;
-    split_line(start, len, out);
-    out->number = c->line;
-    if (out->n_tokens > 0 && out->tok[0].p[0] != '#')
-      return 1;
-  }
-  return 0;
-}
+/* ---- Reader state and messages ------------------------------------------- */
 
-static int token_eq(const token *a, const token *b) {
-  return a->n == b->n && memcmp(a->p, b->p, a->n) == 0;
-}
+enum { FORMAT_UNKNOWN, FORMAT_PAIRS, FORMAT_BATCHES };
 
-/* ---- Parser state and messages ------------------------------------------- */
-
-typedef struct span {
-  size_t off, len; /* in the arena */
-} span;
-
-typedef struct pending_batch {
-  size_t read0, n_reads, hap0, n_haps, line;
-} pending_batch;
-
-typedef struct parser {
-  const char *name;
+struct clphmm_reader {
+  cph_linesrc src;
+  char *name; /* owned copy, for messages */
   unsigned flags;
-  cursor cur;
-  vec arena;    /* char: a read is its bases then 4 quality strings */
-  vec reads;    /* span */
-  vec haps;     /* span */
-  vec batches;  /* pending_batch */
-  vec expected; /* double, pair format only */
-} parser;
-
-static void parser_free(parser *ps) {
-  free(ps->arena.p);
-  free(ps->reads.p);
-  free(ps->haps.p);
-  free(ps->batches.p);
-  free(ps->expected.p);
-}
+  int format;
+  cph_store st;  /* the chunk being built */
+  line ln;       /* the current content line (tokens point into src) */
+  int have_line; /* ln holds a line that no batch has consumed yet */
+  int done;      /* the input is exhausted */
+  /* Pair format: the read line (5 raw tokens, concatenated) of the batch
+   * being built, which the next line must repeat to join the batch. */
+  cph_vec prev;
+  size_t prev_len[5];
+  clphmm_status failed; /* sticky: every later call repeats it */
+  char error[READER_ERROR_MAX];
+};
 
 /* Record "NAME:LINE: message" as the last error and return `status`. */
-static clphmm_status fail(const parser *ps, size_t line_no,
+static clphmm_status fail(const clphmm_reader *r, size_t line_no,
                           clphmm_status status, const char *fmt, ...)
     CPH_PRINTF(4, 5);
-static clphmm_status fail(const parser *ps, size_t line_no,
+static clphmm_status fail(const clphmm_reader *r, size_t line_no,
                           clphmm_status status, const char *fmt, ...) {
   char msg[512];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return cph_error(status, "%s:%zu: %s", ps->name, line_no, msg);
+  return cph_error(status, "%s:%zu: %s", r->name, line_no, msg);
 }
 
-static clphmm_status out_of_memory(const parser *ps, size_t line_no) {
-  return fail(ps, line_no, CLPHMM_ERROR_OUT_OF_MEMORY,
-              "out of memory (input of %zu bytes)", ps->cur.size);
+static clphmm_status out_of_memory(const clphmm_reader *r, size_t line_no) {
+  return fail(r, line_no, CLPHMM_ERROR_OUT_OF_MEMORY,
+              "out of memory (chunk of %zu bytes so far)",
+              cph_store_bytes(&r->st));
 }
 
 /* Printable form of a byte: 'X' or 0xNN. */
@@ -193,39 +117,35 @@ static const char *byte_repr(unsigned char b, char out[8]) {
   return out;
 }
 
-/* Control bytes can never be part of a valid file; rejecting them up front
- * gives a compressed or binary file one clear message instead of a confusing
- * token error later. Also counts the lines, which bounds the sizes a batch
- * header may claim. */
-static clphmm_status scan_text(parser *ps) {
-  const char *d = ps->cur.data;
-  size_t size = ps->cur.size, line_no = 1, col = 0;
-  for (size_t i = 0; i < size; i++) {
-    unsigned char c = (unsigned char)d[i];
-    col++;
-    if (c == '\n') {
-      line_no++;
-      col = 0;
-    } else if (c < 0x20 && c != '\t' && c != '\r') {
-      return fail(ps, line_no, CLPHMM_ERROR_PARSE,
-                  "binary data (byte 0x%02x at column %zu); expected a text "
-                  "file (is it compressed?)",
-                  c, col);
+/* Advance to the next line with content, skipping blank lines and '#'
+ * comment lines. *got is 0 at the end of the input. */
+static clphmm_status next_line(clphmm_reader *r, int *got) {
+  const char *p;
+  size_t n;
+  int k;
+  r->have_line = 0;
+  while ((k = cph_linesrc_next(&r->src, &p, &n)) == 1) {
+    split_line(p, n, &r->ln);
+    r->ln.number = r->src.line_no;
+    if (r->ln.n_tokens > 0 && r->ln.tok[0].p[0] != '#') {
+      r->have_line = 1;
+      *got = 1;
+      return CLPHMM_SUCCESS;
     }
   }
-  ps->cur.n_lines = size == 0 ? 0 : line_no - (d[size - 1] == '\n');
-  return CLPHMM_SUCCESS;
+  *got = 0;
+  return k < 0 ? r->src.error : CLPHMM_SUCCESS;
 }
 
 /* ---- Fields -------------------------------------------------------------- */
 
-static clphmm_status check_bases(const parser *ps, size_t line_no,
+static clphmm_status check_bases(const clphmm_reader *r, size_t line_no,
                                  const token *t, const char *what) {
   for (size_t i = 0; i < t->n; i++) {
     unsigned char b = (unsigned char)t->p[i];
     if (cph_base_code(b) == CPH_BASE_INVALID) {
       char rep[8];
-      return fail(ps, line_no, CLPHMM_ERROR_INVALID_BASE,
+      return fail(r, line_no, CLPHMM_ERROR_INVALID_BASE,
                   "%s base %zu is %s, expected A, C, G, T or N", what, i + 1,
                   byte_repr(b, rep));
     }
@@ -238,22 +158,22 @@ static const char *const qual_names[4] = {"base quality", "insertion quality",
                                           "gap-continuation penalty"};
 
 /* Decode phred+33 field `f` (0 = base quality) of a read into dst. */
-static clphmm_status decode_quals(const parser *ps, size_t line_no,
+static clphmm_status decode_quals(const clphmm_reader *r, size_t line_no,
                                   const token *t, size_t read_len, int f,
                                   uint8_t *dst) {
   if (t->n != read_len)
-    return fail(ps, line_no, CLPHMM_ERROR_PARSE,
+    return fail(r, line_no, CLPHMM_ERROR_PARSE,
                 "%s string has %zu characters but the read has %zu bases",
                 qual_names[f], t->n, read_len);
   int min_q =
-      f == 0 && !(ps->flags & CLPHMM_READ_RAW_BASE_QUALS) ? MIN_BASE_QUAL : 0;
+      f == 0 && !(r->flags & CLPHMM_READ_RAW_BASE_QUALS) ? MIN_BASE_QUAL : 0;
   for (size_t i = 0; i < t->n; i++) {
     /* Tokens hold no byte below '!' (separators and control bytes are
      * excluded), so q >= 0; the check is only defensive. */
     int q = (unsigned char)t->p[i] - 33;
     if (q < 0 || q > CPH_MAX_QUAL) {
       char rep[8];
-      return fail(ps, line_no, CLPHMM_ERROR_INVALID_QUALITY,
+      return fail(r, line_no, CLPHMM_ERROR_INVALID_QUALITY,
                   "%s character %zu is %s (phred %d), outside 0..%d",
                   qual_names[f], i + 1, byte_repr((unsigned char)t->p[i], rep),
                   q, CPH_MAX_QUAL);
@@ -264,40 +184,43 @@ static clphmm_status decode_quals(const parser *ps, size_t line_no,
 }
 
 /* Append a read given as 5 tokens READ BASEQ INSQ DELQ GCP. */
-static clphmm_status add_read(parser *ps, size_t line_no, const token t[5]) {
+static clphmm_status add_read(clphmm_reader *r, size_t line_no,
+                              const token t[5]) {
   size_t len = t[0].n;
-  clphmm_status st = check_bases(ps, line_no, &t[0], "read");
+  clphmm_status st = check_bases(r, line_no, &t[0], "read");
   if (st)
     return st;
-  /* len <= input size, so 5 * len only overflows on absurd inputs. */
-  if (len > SIZE_MAX / 5 || vec_reserve(&ps->arena, 1, 5 * len) ||
-      vec_reserve(&ps->reads, sizeof(span), 1))
-    return out_of_memory(ps, line_no);
-  char *dst = (char *)ps->arena.p + ps->arena.n;
+  /* len <= CLPHMM_MAX_LINE_BYTES, so 5 * len cannot overflow; the check
+   * only keeps that true if the limit ever grows. */
+  if (len > SIZE_MAX / 5 || cph_vec_reserve(&r->st.arena, 1, 5 * len) ||
+      cph_vec_reserve(&r->st.reads, sizeof(cph_span), 1))
+    return out_of_memory(r, line_no);
+  char *dst = (char *)r->st.arena.p + r->st.arena.n;
   memcpy(dst, t[0].p, len);
   for (int f = 0; f < 4; f++) {
-    st = decode_quals(ps, line_no, &t[1 + f], len, f,
+    st = decode_quals(r, line_no, &t[1 + f], len, f,
                       (uint8_t *)dst + (size_t)(f + 1) * len);
     if (st)
       return st;
   }
-  span *s = vec_push(&ps->reads, sizeof(span));
-  *s = (span){ps->arena.n, len};
-  ps->arena.n += 5 * len;
+  cph_span *s = cph_vec_push(&r->st.reads, sizeof(cph_span));
+  *s = (cph_span){r->st.arena.n, len};
+  r->st.arena.n += 5 * len;
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status add_haplotype(parser *ps, size_t line_no, const token *t) {
-  clphmm_status st = check_bases(ps, line_no, t, "haplotype");
+static clphmm_status add_haplotype(clphmm_reader *r, size_t line_no,
+                                   const token *t) {
+  clphmm_status st = check_bases(r, line_no, t, "haplotype");
   if (st)
     return st;
-  if (vec_reserve(&ps->arena, 1, t->n) ||
-      vec_reserve(&ps->haps, sizeof(span), 1))
-    return out_of_memory(ps, line_no);
-  memcpy((char *)ps->arena.p + ps->arena.n, t->p, t->n);
-  span *s = vec_push(&ps->haps, sizeof(span));
-  *s = (span){ps->arena.n, t->n};
-  ps->arena.n += t->n;
+  if (cph_vec_reserve(&r->st.arena, 1, t->n) ||
+      cph_vec_reserve(&r->st.haps, sizeof(cph_span), 1))
+    return out_of_memory(r, line_no);
+  memcpy((char *)r->st.arena.p + r->st.arena.n, t->p, t->n);
+  cph_span *s = cph_vec_push(&r->st.haps, sizeof(cph_span));
+  *s = (cph_span){r->st.arena.n, t->n};
+  r->st.arena.n += t->n;
   return CLPHMM_SUCCESS;
 }
 
@@ -319,7 +242,7 @@ static int localize_decimal_point(char *buf, size_t cap) {
 }
 
 /* The EXPECTED column: anything strtod reads completely ("-inf" included). */
-static clphmm_status parse_expected(const parser *ps, size_t line_no,
+static clphmm_status parse_expected(const clphmm_reader *r, size_t line_no,
                                     const token *t, double *out) {
   char buf[128];
   char *end = NULL;
@@ -330,7 +253,7 @@ static clphmm_status parse_expected(const parser *ps, size_t line_no,
       *out = strtod(buf, &end);
   }
   if (!end || end == buf || *end != '\0')
-    return fail(ps, line_no, CLPHMM_ERROR_PARSE,
+    return fail(r, line_no, CLPHMM_ERROR_PARSE,
                 "expected value '%.*s%s' is not a number",
                 (int)(t->n < SHOW_MAX ? t->n : SHOW_MAX), t->p,
                 t->n > SHOW_MAX ? "..." : "");
@@ -339,49 +262,81 @@ static clphmm_status parse_expected(const parser *ps, size_t line_no,
 
 /* ---- Pair-per-line format ------------------------------------------------ */
 
-/* Consecutive lines with the same read and qualities become one batch of
- * 1 read x k haplotypes, which keeps results in file order. */
-static clphmm_status parse_pair_lines(parser *ps, line *ln) {
-  token prev[5];
-  int have_prev = 0;
-  do {
-    if (ln->n_tokens != 7)
-      return fail(ps, ln->number, CLPHMM_ERROR_PARSE,
-                  "expected 7 tokens (HAP READ BASEQ INSQ DELQ GCP "
-                  "EXPECTED), found %zu",
-                  ln->n_tokens);
-    int same = have_prev;
-    for (int i = 0; same && i < 5; i++)
-      same = token_eq(&prev[i], &ln->tok[1 + i]);
-    if (!same) {
-      clphmm_status st = add_read(ps, ln->number, &ln->tok[1]);
-      if (st)
-        return st;
-      pending_batch *pb = vec_push(&ps->batches, sizeof *pb);
-      if (!pb)
-        return out_of_memory(ps, ln->number);
-      *pb = (pending_batch){ps->reads.n - 1, 1, ps->haps.n, 0, ln->number};
-      memcpy(prev, &ln->tok[1], sizeof prev);
-      have_prev = 1;
-    }
-    clphmm_status st = add_haplotype(ps, ln->number, &ln->tok[0]);
-    if (st)
-      return st;
-    ((pending_batch *)ps->batches.p)[ps->batches.n - 1].n_haps++;
-    double *e = vec_push(&ps->expected, sizeof(double));
-    if (!e)
-      return out_of_memory(ps, ln->number);
-    st = parse_expected(ps, ln->number, &ln->tok[6], e);
-    if (st)
-      return st;
-  } while (next_line(&ps->cur, ln));
+static clphmm_status want_pair_tokens(const clphmm_reader *r, const line *ln) {
+  if (ln->n_tokens == 7)
+    return CLPHMM_SUCCESS;
+  return fail(r, ln->number, CLPHMM_ERROR_PARSE,
+              "expected 7 tokens (HAP READ BASEQ INSQ DELQ GCP EXPECTED), "
+              "found %zu",
+              ln->n_tokens);
+}
+
+/* Keep the raw read tokens of the batch being built (the line they point
+ * into is about to be replaced). */
+static clphmm_status remember_read(clphmm_reader *r, const token t[5]) {
+  size_t total = 0;
+  for (int i = 0; i < 5; i++)
+    total += t[i].n; /* the line is at most CLPHMM_MAX_LINE_BYTES */
+  r->prev.n = 0;
+  if (cph_vec_reserve(&r->prev, 1, total))
+    return out_of_memory(r, r->ln.number);
+  for (int i = 0; i < 5; i++) {
+    memcpy((char *)r->prev.p + r->prev.n, t[i].p, t[i].n);
+    r->prev.n += t[i].n;
+    r->prev_len[i] = t[i].n;
+  }
   return CLPHMM_SUCCESS;
+}
+
+static int same_read(const clphmm_reader *r, const token t[5]) {
+  const char *p = r->prev.p;
+  for (int i = 0; i < 5; i++) {
+    if (t[i].n != r->prev_len[i] || memcmp(t[i].p, p, t[i].n) != 0)
+      return 0;
+    p += t[i].n;
+  }
+  return 1;
+}
+
+/* One batch: consecutive lines with the same read and qualities (1 read x
+ * k haplotypes, which keeps results in file order). Starts on the current
+ * line; ends with the first line of the next batch current, if any. */
+static clphmm_status parse_pair_batch(clphmm_reader *r) {
+  line *ln = &r->ln;
+  clphmm_status st = want_pair_tokens(r, ln);
+  if (!st)
+    st = add_read(r, ln->number, &ln->tok[1]);
+  if (!st)
+    st = remember_read(r, &ln->tok[1]);
+  if (st)
+    return st;
+  cph_pending_batch *pb = cph_vec_push(&r->st.batches, sizeof *pb);
+  if (!pb)
+    return out_of_memory(r, ln->number);
+  *pb = (cph_pending_batch){r->st.reads.n - 1, 1, r->st.haps.n, 0, ln->number};
+  for (;;) {
+    if ((st = add_haplotype(r, ln->number, &ln->tok[0])))
+      return st;
+    ((cph_pending_batch *)r->st.batches.p)[r->st.batches.n - 1].n_haps++;
+    double *e = cph_vec_push(&r->st.expected, sizeof(double));
+    if (!e)
+      return out_of_memory(r, ln->number);
+    if ((st = parse_expected(r, ln->number, &ln->tok[6], e)))
+      return st;
+    int got;
+    if ((st = next_line(r, &got)) || !got)
+      return st;
+    if ((st = want_pair_tokens(r, ln)))
+      return st;
+    if (!same_read(r, &ln->tok[1]))
+      return CLPHMM_SUCCESS;
+  }
 }
 
 /* ---- Batch format -------------------------------------------------------- */
 
 /* A header count: decimal digits only (no sign, no junk), fitting size_t. */
-static clphmm_status parse_count(const parser *ps, size_t line_no,
+static clphmm_status parse_count(const clphmm_reader *r, size_t line_no,
                                  const token *t, const char *what,
                                  size_t *out) {
   int show = (int)(t->n < SHOW_MAX ? t->n : SHOW_MAX);
@@ -390,12 +345,12 @@ static clphmm_status parse_count(const parser *ps, size_t line_no,
   for (size_t i = 0; i < t->n; i++) {
     unsigned d = (unsigned)(unsigned char)t->p[i] - '0';
     if (d > 9)
-      return fail(ps, line_no, CLPHMM_ERROR_PARSE,
+      return fail(r, line_no, CLPHMM_ERROR_PARSE,
                   "%s '%.*s%s' is not a non-negative decimal integer "
                   "(header \"NR NH\" expected)",
                   what, show, t->p, more);
     if (v > (SIZE_MAX - d) / 10)
-      return fail(ps, line_no, CLPHMM_ERROR_PARSE, "%s %.*s%s is too large",
+      return fail(r, line_no, CLPHMM_ERROR_PARSE, "%s %.*s%s is too large",
                   what, show, t->p, more);
     v = v * 10 + d;
   }
@@ -403,173 +358,287 @@ static clphmm_status parse_count(const parser *ps, size_t line_no,
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status truncated(const parser *ps, size_t header_line, size_t nr,
-                               size_t nh) {
-  return fail(ps, header_line, CLPHMM_ERROR_PARSE,
+static clphmm_status truncated(const clphmm_reader *r, size_t header_line,
+                               size_t nr, size_t nh) {
+  return fail(r, header_line, CLPHMM_ERROR_PARSE,
               "header promises %zu reads and %zu haplotypes but the file "
               "ends at line %zu",
-              nr, nh, ps->cur.n_lines);
+              nr, nh, r->src.line_no);
 }
 
-/* Parse "NR NH" and refuse counts the rest of the file cannot hold, before
- * anything is allocated from them. */
-static clphmm_status parse_header(const parser *ps, const line *ln, size_t *nr,
-                                  size_t *nh) {
+/* Parse "NR NH". The counts only bound loops: nothing is allocated from
+ * them, so a header that lies costs nothing but its error message. */
+static clphmm_status parse_header(const clphmm_reader *r, const line *ln,
+                                  size_t *nr, size_t *nh) {
   if (ln->n_tokens != 2)
-    return fail(ps, ln->number, CLPHMM_ERROR_PARSE,
+    return fail(r, ln->number, CLPHMM_ERROR_PARSE,
                 "expected a batch header \"NR NH\" (2 tokens), found %zu",
                 ln->n_tokens);
-  clphmm_status st = parse_count(ps, ln->number, &ln->tok[0], "read count", nr);
+  clphmm_status st = parse_count(r, ln->number, &ln->tok[0], "read count", nr);
   if (!st)
-    st = parse_count(ps, ln->number, &ln->tok[1], "haplotype count", nh);
+    st = parse_count(r, ln->number, &ln->tok[1], "haplotype count", nh);
   if (st)
     return st;
-  size_t remaining = ps->cur.n_lines - ln->number;
-  if (*nr > remaining || *nh > remaining - *nr)
-    return truncated(ps, ln->number, *nr, *nh);
+  if (*nr && *nh > SIZE_MAX / *nr)
+    return fail(r, ln->number, CLPHMM_ERROR_TOO_LARGE,
+                "%zu reads x %zu haplotypes overflows the pair count", *nr,
+                *nh);
   return CLPHMM_SUCCESS;
 }
 
-/* One batch whose header is `ln`; leaves `ln` on its last line. */
-static clphmm_status parse_batch(parser *ps, line *ln) {
-  size_t nr, nh, header = ln->number;
-  clphmm_status st = parse_header(ps, ln, &nr, &nh);
-  if (st)
-    return st;
-  pending_batch pb = {ps->reads.n, nr, ps->haps.n, nh, header};
-  if (vec_reserve(&ps->reads, sizeof(span), nr) ||
-      vec_reserve(&ps->haps, sizeof(span), nh))
-    return out_of_memory(ps, header);
-  for (size_t r = 0; r < nr; r++) {
-    if (!next_line(&ps->cur, ln))
-      return truncated(ps, header, nr, nh);
+static clphmm_status parse_reads(clphmm_reader *r, size_t header, size_t nr,
+                                 size_t nh) {
+  line *ln = &r->ln;
+  for (size_t i = 0; i < nr; i++) {
+    int got;
+    clphmm_status st = next_line(r, &got);
+    if (st)
+      return st;
+    if (!got)
+      return truncated(r, header, nr, nh);
     if (ln->n_tokens != 5)
-      return fail(ps, ln->number, CLPHMM_ERROR_PARSE,
+      return fail(r, ln->number, CLPHMM_ERROR_PARSE,
                   "expected 5 tokens (READ BASEQ INSQ DELQ GCP) for read %zu "
-                  "of %zu (header on line %zu), found %zu",
-                  r + 1, nr, header, ln->n_tokens);
-    if ((st = add_read(ps, ln->number, ln->tok)))
+                  "of %zu (header on line %zu), found %zu%s",
+                  i + 1, nr, header, ln->n_tokens,
+                  ln->n_tokens == 1 ? " (does the header promise too many "
+                                      "reads?)"
+                                    : "");
+    if ((st = add_read(r, ln->number, ln->tok)))
       return st;
   }
-  for (size_t h = 0; h < nh; h++) {
-    if (!next_line(&ps->cur, ln))
-      return truncated(ps, header, nr, nh);
+  return CLPHMM_SUCCESS;
+}
+
+static clphmm_status parse_haplotypes(clphmm_reader *r, size_t header,
+                                      size_t nr, size_t nh) {
+  line *ln = &r->ln;
+  for (size_t i = 0; i < nh; i++) {
+    int got;
+    clphmm_status st = next_line(r, &got);
+    if (st)
+      return st;
+    if (!got)
+      return truncated(r, header, nr, nh);
     if (ln->n_tokens != 1)
-      return fail(ps, ln->number, CLPHMM_ERROR_PARSE,
+      return fail(r, ln->number, CLPHMM_ERROR_PARSE,
                   "expected 1 token (haplotype %zu of %zu, header on line "
                   "%zu), found %zu",
-                  h + 1, nh, header, ln->n_tokens);
-    if ((st = add_haplotype(ps, ln->number, &ln->tok[0])))
+                  i + 1, nh, header, ln->n_tokens);
+    if ((st = add_haplotype(r, ln->number, &ln->tok[0])))
       return st;
   }
-  pending_batch *slot = vec_push(&ps->batches, sizeof pb);
+  return CLPHMM_SUCCESS;
+}
+
+/* One batch whose header is the current line; consumes its last line. */
+static clphmm_status parse_batch(clphmm_reader *r) {
+  size_t nr = 0, nh = 0, header = r->ln.number;
+  clphmm_status st = parse_header(r, &r->ln, &nr, &nh);
+  if (st)
+    return st;
+  r->have_line = 0;
+  cph_pending_batch pb = {r->st.reads.n, nr, r->st.haps.n, nh, header};
+  if ((st = parse_reads(r, header, nr, nh)) ||
+      (st = parse_haplotypes(r, header, nr, nh)))
+    return st;
+  r->have_line = 0;
+  cph_pending_batch *slot = cph_vec_push(&r->st.batches, sizeof pb);
   if (!slot)
-    return out_of_memory(ps, header);
+    return out_of_memory(r, header);
   *slot = pb;
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status parse_batches(parser *ps, line *ln) {
-  do {
-    clphmm_status st = parse_batch(ps, ln);
-    if (st)
-      return st;
-  } while (next_line(&ps->cur, ln));
+/* ---- Chunks -------------------------------------------------------------- */
+
+/* The first content line decides: "NR NH" or a 7-token pair line. */
+static clphmm_status detect_format(clphmm_reader *r) {
+  int got;
+  clphmm_status st = next_line(r, &got);
+  if (st)
+    return st;
+  if (!got)
+    return fail(r, r->src.line_no ? r->src.line_no : 1, CLPHMM_ERROR_PARSE,
+                "empty file, no pairs");
+  if (r->ln.n_tokens == 7)
+    r->format = FORMAT_PAIRS;
+  else if (r->ln.n_tokens == 2)
+    r->format = FORMAT_BATCHES;
+  else
+    return fail(r, r->ln.number, CLPHMM_ERROR_PARSE,
+                "unknown format: expected a batch header \"NR NH\" (2 "
+                "tokens) or a pair line \"HAP READ BASEQ INSQ DELQ GCP "
+                "EXPECTED\" (7 tokens), found %zu tokens",
+                r->ln.n_tokens);
   return CLPHMM_SUCCESS;
 }
 
-/* ---- Building the dataset ------------------------------------------------ */
-
-/* calloc for n elements; zero elements give NULL, which is not a failure
- * (hence the separate flag). */
-static void *alloc_array(size_t n, size_t elem, int *failed) {
-  if (n == 0)
-    return NULL;
-  void *p = calloc(n, elem);
-  if (!p)
-    *failed = 1;
-  return p;
+/* Pairs of the batch just parsed. */
+static size_t last_batch_pairs(const cph_store *st) {
+  const cph_pending_batch *pb =
+      (const cph_pending_batch *)st->batches.p + st->batches.n - 1;
+  return pb->n_reads * pb->n_haps; /* checked by parse_header */
 }
 
-static void fill_reads(clphmm_dataset *ds, const parser *ps) {
-  const span *s = ps->reads.p;
-  for (size_t i = 0; i < ps->reads.n; i++) {
-    const char *b = ds->arena + s[i].off;
-    const uint8_t *q = (const uint8_t *)b;
-    size_t len = s[i].len;
-    ds->reads[i] =
-        (clphmm_read){b, q + len, q + 2 * len, q + 3 * len, q + 4 * len, len};
-  }
-  const span *h = ps->haps.p;
-  for (size_t i = 0; i < ps->haps.n; i++)
-    ds->haps[i] = (clphmm_haplotype){ds->arena + h[i].off, h[i].len};
-}
-
-/* Fill the batches and count the pairs; fails only if the count overflows. */
-static int fill_batches(clphmm_dataset *ds, const parser *ps) {
-  const pending_batch *pb = ps->batches.p;
+static clphmm_status read_chunk(clphmm_reader *r, size_t max_pairs,
+                                size_t max_bytes, clphmm_dataset **chunk) {
+  clphmm_status st = CLPHMM_SUCCESS;
+  if (r->format == FORMAT_UNKNOWN && (st = detect_format(r)))
+    return st;
   size_t pairs = 0;
-  for (size_t i = 0; i < ps->batches.n; i++) {
-    clphmm_batch *b = &ds->batches[i];
-    b->n_reads = pb[i].n_reads;
-    b->n_haplotypes = pb[i].n_haps;
-    /* NULL + 0 is undefined, hence the guards. */
-    b->reads = b->n_reads ? ds->reads + pb[i].read0 : NULL;
-    b->haplotypes = b->n_haplotypes ? ds->haps + pb[i].hap0 : NULL;
-    ds->batch_lines[i] = pb[i].line;
-    if (b->n_reads && b->n_haplotypes > SIZE_MAX / b->n_reads)
-      return -1;
-    size_t n = b->n_reads * b->n_haplotypes;
+  while (!r->done) {
+    int got = 1;
+    if (!r->have_line && (st = next_line(r, &got)))
+      return st;
+    if (!got) {
+      r->done = 1;
+      break;
+    }
+    size_t line_no = r->ln.number;
+    st = r->format == FORMAT_PAIRS ? parse_pair_batch(r) : parse_batch(r);
+    if (st)
+      return st;
+    size_t n = last_batch_pairs(&r->st);
     if (n > SIZE_MAX - pairs)
-      return -1;
+      return fail(r, line_no, CLPHMM_ERROR_TOO_LARGE,
+                  "the number of pairs overflows size_t");
     pairs += n;
+    if ((max_pairs && pairs >= max_pairs) ||
+        (max_bytes && cph_store_bytes(&r->st) >= max_bytes))
+      break;
   }
-  ds->n_pairs = pairs;
-  return 0;
-}
-
-/* Move the parser's storage into a new dataset. */
-static clphmm_status build_dataset(parser *ps, int pair_format,
-                                   clphmm_dataset **out) {
-  size_t end_line = ps->cur.n_lines;
-  clphmm_dataset *ds = calloc(1, sizeof *ds);
-  if (!ds)
-    return out_of_memory(ps, end_line);
-  /* The arena grew by doubling; give the slack back before pointing into
-   * it (a failed shrink just keeps the bigger block). */
-  if (ps->arena.n > 0) {
-    char *shrunk = realloc(ps->arena.p, ps->arena.n);
-    if (shrunk)
-      ps->arena.p = shrunk;
-  }
-  ds->arena = ps->arena.p;
-  ps->arena.p = NULL;
-  if (pair_format) {
-    ds->expected = ps->expected.p;
-    ps->expected.p = NULL;
-  }
-  int failed = 0;
-  ds->reads = alloc_array(ps->reads.n, sizeof *ds->reads, &failed);
-  ds->haps = alloc_array(ps->haps.n, sizeof *ds->haps, &failed);
-  ds->batches = alloc_array(ps->batches.n, sizeof *ds->batches, &failed);
-  ds->batch_lines =
-      alloc_array(ps->batches.n, sizeof *ds->batch_lines, &failed);
-  ds->n_batches = ps->batches.n;
-  if (failed) {
-    clphmm_dataset_destroy(ds);
-    return out_of_memory(ps, end_line);
-  }
-  fill_reads(ds, ps);
-  if (fill_batches(ds, ps)) {
-    clphmm_dataset_destroy(ds);
-    return fail(ps, end_line, CLPHMM_ERROR_TOO_LARGE,
-                "the number of pairs overflows size_t");
-  }
-  *out = ds;
+  if (r->st.batches.n == 0)
+    return CLPHMM_SUCCESS; /* the end: *chunk stays NULL */
+  st = cph_dataset_build(&r->st, r->format == FORMAT_PAIRS, chunk);
+  if (st == CLPHMM_ERROR_TOO_LARGE)
+    return fail(r, r->src.line_no, st, "the number of pairs overflows size_t");
+  if (st)
+    return out_of_memory(r, r->src.line_no);
   return CLPHMM_SUCCESS;
 }
 
 /* ---- Public API ---------------------------------------------------------- */
+
+static clphmm_status check_flags(const char *fn, unsigned flags) {
+  if (flags & ~(unsigned)CLPHMM_READ_RAW_BASE_QUALS)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "%s: unknown flags 0x%x",
+                     fn, flags);
+  return CLPHMM_SUCCESS;
+}
+
+static clphmm_status new_reader(const char *name, unsigned flags,
+                                clphmm_reader **out) {
+  clphmm_reader *r = calloc(1, sizeof *r);
+  size_t len = strlen(name);
+  char *copy = malloc(len + 1);
+  if (!r || !copy) {
+    free(r);
+    free(copy);
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "%s: no memory for a reader",
+                     name);
+  }
+  memcpy(copy, name, len + 1);
+  r->name = copy;
+  r->flags = flags;
+  *out = r;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_reader_open_stream(FILE *f, const char *name, unsigned flags,
+                                     size_t first_buffer,
+                                     clphmm_reader **reader) {
+  clphmm_reader *r = NULL;
+  clphmm_status st = new_reader(name, flags, &r);
+  if (st) {
+    fclose(f);
+    return st;
+  }
+  cph_linesrc_stream(&r->src, f, r->name, first_buffer);
+  *reader = r;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_reader_open(const char *path, unsigned flags,
+                                 clphmm_reader **reader) {
+  if (reader)
+    *reader = NULL;
+  if (!path || !reader)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_reader_open: %s is NULL",
+                     path ? "reader" : "path");
+  clphmm_status st = check_flags("clphmm_reader_open", flags);
+  if (st)
+    return st;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return cph_error(CLPHMM_ERROR_IO, "%s: cannot open: %s", path,
+                     strerror(errno));
+  /* A directory opens but cannot be read: say so now, not at the first
+   * chunk. */
+  struct stat sb;
+  if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(f);
+    return cph_error(CLPHMM_ERROR_IO, "%s: cannot read: %s", path,
+                     strerror(EISDIR));
+  }
+  return cph_reader_open_stream(f, path, flags, 0, reader);
+}
+
+clphmm_status clphmm_reader_open_memory(const char *data, size_t size,
+                                        const char *name, unsigned flags,
+                                        clphmm_reader **reader) {
+  if (reader)
+    *reader = NULL;
+  if (!reader || (!data && size > 0))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_reader_open_memory: %s is NULL",
+                     reader ? "data" : "reader");
+  clphmm_status st = check_flags("clphmm_reader_open_memory", flags);
+  clphmm_reader *r = NULL;
+  if (st || (st = new_reader(name ? name : "<memory>", flags, &r)))
+    return st;
+  cph_linesrc_memory(&r->src, data, size, r->name);
+  *reader = r;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_reader_next(clphmm_reader *reader, size_t max_pairs,
+                                 size_t max_bytes, clphmm_dataset **chunk) {
+  if (chunk)
+    *chunk = NULL;
+  if (!reader || !chunk)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_reader_next: %s is NULL",
+                     reader ? "chunk" : "reader");
+  if (reader->failed)
+    return cph_error(reader->failed, "%s", reader->error);
+  clphmm_status st = read_chunk(reader, max_pairs, max_bytes, chunk);
+  if (st) {
+    /* Drop the partial chunk; keep the message for later calls. */
+    reader->failed = st;
+    snprintf(reader->error, sizeof reader->error, "%s", cph_error_message());
+    cph_store_free(&reader->st);
+  }
+  return st;
+}
+
+void clphmm_reader_close(clphmm_reader *reader) {
+  if (!reader)
+    return;
+  cph_linesrc_close(&reader->src);
+  cph_store_free(&reader->st);
+  free(reader->prev.p);
+  free(reader->name);
+  free(reader);
+}
+
+/* The whole input as one chunk. */
+static clphmm_status read_whole(clphmm_reader *r, clphmm_dataset **dataset) {
+  clphmm_status st = clphmm_reader_next(r, 0, 0, dataset);
+  clphmm_reader_close(r);
+  return st;
+}
 
 clphmm_status clphmm_dataset_read_memory(const char *data, size_t size,
                                          const char *name, unsigned flags,
@@ -580,59 +649,9 @@ clphmm_status clphmm_dataset_read_memory(const char *data, size_t size,
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "clphmm_dataset_read_memory: %s is NULL",
                      dataset ? "data" : "dataset");
-  if (flags & ~(unsigned)CLPHMM_READ_RAW_BASE_QUALS)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "clphmm_dataset_read_memory: unknown flags 0x%x", flags);
-  parser ps = {.name = name ? name : "<memory>", .flags = flags};
-  ps.cur = (cursor){.data = data, .size = size};
-  clphmm_status st = scan_text(&ps);
-  if (st)
-    return st;
-  line ln;
-  if (!next_line(&ps.cur, &ln))
-    return fail(&ps, ps.cur.n_lines ? ps.cur.n_lines : 1, CLPHMM_ERROR_PARSE,
-                "empty file, no pairs");
-  /* The first line decides: "NR NH" or a 7-token pair line. */
-  int pair_format = ln.n_tokens == 7;
-  if (pair_format)
-    st = parse_pair_lines(&ps, &ln);
-  else if (ln.n_tokens == 2)
-    st = parse_batches(&ps, &ln);
-  else
-    st = fail(&ps, ln.number, CLPHMM_ERROR_PARSE,
-              "unknown format: expected a batch header \"NR NH\" (2 tokens) "
-              "or a pair line \"HAP READ BASEQ INSQ DELQ GCP EXPECTED\" (7 "
-              "tokens), found %zu tokens",
-              ln.n_tokens);
-  if (!st)
-    st = build_dataset(&ps, pair_format, dataset);
-  parser_free(&ps);
-  return st;
-}
-
-/* Read a whole stream (pipes included, so no fseek/ftell). */
-static clphmm_status read_all(const char *path, vec *buf) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return cph_error(CLPHMM_ERROR_IO, "%s: cannot open: %s", path,
-                     strerror(errno));
-  size_t chunk = (size_t)1 << 16, got;
-  do {
-    if (vec_reserve(buf, 1, chunk)) {
-      fclose(f);
-      return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                       "%s: out of memory after reading %zu bytes", path,
-                       buf->n);
-    }
-    got = fread((char *)buf->p + buf->n, 1, buf->cap - buf->n, f);
-    buf->n += got;
-  } while (got > 0 && !feof(f) && !ferror(f));
-  int failed = ferror(f), err = errno;
-  fclose(f);
-  if (failed)
-    return cph_error(CLPHMM_ERROR_IO, "%s: read error: %s", path,
-                     err ? strerror(err) : "unknown error");
-  return CLPHMM_SUCCESS;
+  clphmm_reader *r = NULL;
+  clphmm_status st = clphmm_reader_open_memory(data, size, name, flags, &r);
+  return st ? st : read_whole(r, dataset);
 }
 
 clphmm_status clphmm_dataset_read_file(const char *path, unsigned flags,
@@ -643,42 +662,7 @@ clphmm_status clphmm_dataset_read_file(const char *path, unsigned flags,
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "clphmm_dataset_read_file: %s is NULL",
                      path ? "dataset" : "path");
-  vec buf = {0};
-  clphmm_status st = read_all(path, &buf);
-  if (!st)
-    st = clphmm_dataset_read_memory(buf.p, buf.n, path, flags, dataset);
-  free(buf.p);
-  return st;
-}
-
-void clphmm_dataset_destroy(clphmm_dataset *ds) {
-  if (!ds)
-    return;
-  free(ds->arena);
-  free(ds->reads);
-  free(ds->haps);
-  free(ds->batches);
-  free(ds->batch_lines);
-  free(ds->expected);
-  free(ds);
-}
-
-const clphmm_batch *clphmm_dataset_batches(const clphmm_dataset *ds) {
-  return ds ? ds->batches : NULL;
-}
-
-size_t clphmm_dataset_n_batches(const clphmm_dataset *ds) {
-  return ds ? ds->n_batches : 0;
-}
-
-size_t clphmm_dataset_n_pairs(const clphmm_dataset *ds) {
-  return ds ? ds->n_pairs : 0;
-}
-
-const double *clphmm_dataset_expected(const clphmm_dataset *ds) {
-  return ds ? ds->expected : NULL;
-}
-
-size_t clphmm_dataset_batch_line(const clphmm_dataset *ds, size_t b) {
-  return ds && b < ds->n_batches ? ds->batch_lines[b] : 0;
+  clphmm_reader *r = NULL;
+  clphmm_status st = clphmm_reader_open(path, flags, &r);
+  return st ? st : read_whole(r, dataset);
 }

@@ -36,11 +36,29 @@ static void release_mem(cl_mem *m) {
   *m = NULL;
 }
 
+/* Refuse a buffer bigger than the device allows, with a message that says
+ * what to do, rather than the bare CL_INVALID_BUFFER_SIZE (or a failure at
+ * launch time) that clCreateBuffer would give. */
+static clphmm_status check_size(const clphmm_context *ctx, size_t bytes,
+                                const char *what) {
+  uint64_t max = ctx->dev.max_alloc_bytes;
+  if (max == 0 || bytes <= max)
+    return CLPHMM_SUCCESS;
+  return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                   "%s needs a buffer of %zu bytes, more than the device's "
+                   "largest (%llu bytes, CL_DEVICE_MAX_MEM_ALLOC_SIZE); split "
+                   "the input into smaller calls",
+                   what, bytes, (unsigned long long)max);
+}
+
 /* Create a read-only buffer initialised from host memory (at least one
  * byte: OpenCL rejects empty buffers). */
 static clphmm_status upload(clphmm_context *ctx, const void *data,
                             size_t bytes, cl_mem *out, const char *what) {
   static const unsigned char zero[8];
+  clphmm_status st = check_size(ctx, bytes, what);
+  if (st)
+    return st;
   cl_int err;
   *out = cph_cl.CreateBuffer(ctx->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                              bytes ? bytes : sizeof zero,
@@ -143,6 +161,9 @@ static clphmm_status set_args(cl_kernel k, const dev_pack *d, cl_mem pairs,
 
 static clphmm_status device_buffer(clphmm_context *ctx, size_t bytes,
                                    cl_mem *out, const char *what) {
+  clphmm_status st = check_size(ctx, bytes, what);
+  if (st)
+    return st;
   cl_int err;
   *out = cph_cl.CreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 8,
                              NULL, &err);

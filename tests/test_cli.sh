@@ -456,6 +456,108 @@ else
     "exit status $RC: $(last_err)"
 fi
 
+# ---- streaming: chunks, spooling, limits ------------------------------------
+
+# same_args_output NAME INPUT "ARGS A" "ARGS B": byte-identical stdout.
+same_args_output() {
+  local name=$1 input=$2 a=$3 b=$4
+  # shellcheck disable=SC2086
+  run $a "$input"
+  cp "$TMP/out" "$TMP/args.a"
+  local rc_a=$RC
+  # shellcheck disable=SC2086
+  run $b "$input"
+  if [ "$rc_a" -ne 0 ] || [ "$RC" -ne 0 ]; then
+    fail "$name" "exit status $rc_a / $RC: $(last_err)"
+  elif [ ! -s "$TMP/args.a" ] || ! cmp -s "$TMP/args.a" "$TMP/out"; then
+    fail "$name" "outputs differ"
+  else
+    pass "$name"
+  fi
+}
+
+for n in 1 2 50; do
+  same_args_output "--chunk-pairs $n: tiny.in output is identical" "$TINY" \
+    "--reference" "--reference --chunk-pairs $n"
+  same_args_output "--chunk-pairs $n: pairhmm-testdata.txt is identical" \
+    "$DATA/pairhmm-testdata.txt" "--reference --precision double" \
+    "--reference --precision double --chunk-pairs $n"
+done
+rm -f "$OUTF"
+run --reference --chunk-pairs 3 --output "$OUTF" "$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$OUTF" "$TMP/ref-float.txt"; then
+  pass "--chunk-pairs 3 --output FILE is identical"
+else
+  fail "--chunk-pairs 3 --output FILE is identical" "exit status $RC"
+fi
+check_usage "usage: --chunk-pairs 0" --chunk-pairs 0 "$TINY"
+check_usage "usage: --chunk-pairs abc" --chunk-pairs abc "$TINY"
+check_usage "usage: --chunk-pairs -5" --chunk-pairs -5 "$TINY"
+
+# An error in a later chunk: the earlier chunks' results are not printed.
+S=$TMP/stream
+mkdir -p "$S"
+{ cat "$TINY"; printf '1 1\nACGTXCGT IIIIIIII IIIIIIII IIIIIIII ++++++++\n'
+  printf 'ACGT\n'; } >"$S/late_error.in"
+late_line=$(($(wc -l <"$TINY") + 2))
+check_error "error in the last of many chunks: stdout stays empty" \
+  "$late_line" late_error.in --reference --chunk-pairs 1 "$S/late_error.in"
+rm -f "$OUTF"
+run --reference --chunk-pairs 1 --output "$OUTF" "$S/late_error.in"
+if [ "$RC" -eq 1 ] && [ ! -e "$OUTF" ] &&
+  [ "$(find "$TMP/outdir" -type f | wc -l)" -eq 0 ]; then
+  pass "error in a later chunk: --output FILE not created, no temp file"
+else
+  fail "error in a later chunk: --output FILE not created, no temp file" \
+    "exit status $RC: $(find "$TMP/outdir" | tr '\n' ' ')"
+fi
+
+# Inputs of several chunks wait in $TMPDIR; one chunk needs no temporary file.
+mkdir -p "$S/spool"
+TMPDIR=$S/spool run --reference --chunk-pairs 1 "$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/ref-float.txt" &&
+  [ -z "$(ls -A "$S/spool")" ]; then
+  pass "spooled output is identical and leaves no file in TMPDIR"
+else
+  fail "spooled output is identical and leaves no file in TMPDIR" \
+    "exit status $RC: $(last_err); $(ls -A "$S/spool")"
+fi
+TMPDIR=$S/no-such-dir run --reference --chunk-pairs 1 "$TINY"
+if [ "$RC" -eq 1 ] && [ ! -s "$TMP/out" ] &&
+  grep -q '^clphmm: cannot create a temporary file in .*no-such-dir' \
+    "$TMP/err"; then
+  pass "unusable TMPDIR with several chunks: exit 1, says why"
+else
+  fail "unusable TMPDIR with several chunks: exit 1, says why" \
+    "exit status $RC: $(last_err)"
+fi
+TMPDIR=$S/no-such-dir run --reference "$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/ref-float.txt"; then
+  pass "one chunk does not need TMPDIR"
+else
+  fail "one chunk does not need TMPDIR" "exit status $RC: $(last_err)"
+fi
+
+# Lines longer than the limit (64 MiB) are refused with file and line.
+{ good_batch; head -c 67108865 /dev/zero | tr '\0' 'A'; echo; } \
+  >"$S/long_line.in"
+check_error "bad input: line longer than 64 MiB (line 4)" 4 long_line.in \
+  --reference "$S/long_line.in"
+if grep -q 'line longer than' "$TMP/err"; then
+  pass "over-long line message says so"
+else
+  fail "over-long line message says so" "$(last_err)"
+fi
+rm -f "$S/long_line.in"
+
+# Input from a pipe (no seeking, no size known in advance).
+run --reference --chunk-pairs 7 /dev/stdin <"$TINY"
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$TMP/ref-float.txt"; then
+  pass "input from a pipe, in chunks"
+else
+  fail "input from a pipe, in chunks" "exit status $RC: $(last_err)"
+fi
+
 # ---- devices ----------------------------------------------------------------
 
 check_error_mentions_reference() {
@@ -538,6 +640,8 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
     1e-5 "$TINY_F" "$TINY"
   check_values "device --device 0 float: pairhmm-testdata.txt (1e-5)" \
     1e-5 "$TMP/gkl.expected" --device 0 "$DATA/pairhmm-testdata.txt"
+  same_args_output "device --chunk-pairs 5: tiny.in output is identical" \
+    "$TINY" "" "--chunk-pairs 5"
   rm -f "$OUTF"
   run --precision double --output "$OUTF" "$TINY"
   cp "$TMP/out" "$TMP/dev-stdout.txt"
@@ -549,7 +653,8 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
   fi
 else
   for t in "device double: tiny.in" "device float: tiny.in" \
-    "device --device 0: pairhmm-testdata.txt" "device --output FILE"; do
+    "device --device 0: pairhmm-testdata.txt" "device --chunk-pairs 5" \
+    "device --output FILE"; do
     skip "$t (no OpenCL device)"
   done
 fi

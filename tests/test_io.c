@@ -461,8 +461,20 @@ static const bad_case bad_cases[] = {
     {MEM("ACGT ACGT IIII IIII IIIII ++++ -1\n"), CLPHMM_ERROR_PARSE, 1,
      "deletion quality string has 5"},
     /* headers */
-    {MEM("50 2\nACGT IIII IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_PARSE, 1,
-     "header promises 50 reads and 2 haplotypes but the file ends at line 3"},
+    /* The reader streams, so a header that promises too many reads shows
+     * as a haplotype line where a read was expected... */
+    {MEM("50 2\nACGT IIII IIII IIII ++++\nACGT\n"), CLPHMM_ERROR_PARSE, 3,
+     "for read 2 of 50 (header on line 1), found 1 (does the header promise "
+     "too many reads?)"},
+    /* ... or as the end of the file. */
+    {MEM("3 2\nA I I I +\nA I I I +\nA I I I +\nACGT\n"), CLPHMM_ERROR_PARSE,
+     1, "header promises 3 reads and 2 haplotypes but the file ends at line 5"},
+    {MEM("2 1\nACGT IIII IIII IIII ++++\nACGT IIII II"), CLPHMM_ERROR_PARSE, 3,
+     "expected 5 tokens (READ BASEQ INSQ DELQ GCP) for read 2 of 2"},
+    {MEM("ACGT ACGT IIII IIII IIII ++++ -1\nACGT ACGT IIII II"),
+     CLPHMM_ERROR_PARSE, 2, "expected 7 tokens"},
+    {MEM("ACGT ACGT IIII IIII IIII ++++ -1\nACGT ACGT IIII IIII IIII ++++ -"),
+     CLPHMM_ERROR_PARSE, 2, "expected value '-' is not a number"},
     {MEM("2 1\nACGT IIII IIII IIII ++++\n\n\n\n"), CLPHMM_ERROR_PARSE, 1,
      "header promises 2 reads"},
     {MEM("1 1\nA I I I +\nA\n2 2\nA I I I +\n"), CLPHMM_ERROR_PARSE, 4,
@@ -477,8 +489,12 @@ static const bad_case bad_cases[] = {
     {MEM("+1 1\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1, "'+1'"},
     {MEM("99999999999999999999 2\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1,
      "too large"},
-    {MEM("4000000000 4000000000\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1,
+    {MEM("4000000000 4000000000\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 3,
+     "read 2 of 4000000000"},
+    {MEM("4000000000 4000000000\nA I I I +\n"), CLPHMM_ERROR_PARSE, 1,
      "header promises 4000000000 reads"},
+    {MEM("4294967296 4294967296\nA I I I +\n"), CLPHMM_ERROR_TOO_LARGE, 1,
+     "4294967296 reads x 4294967296 haplotypes overflows the pair count"},
     {MEM("1 18446744073709551615\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1,
      "header promises"},
     /* binary data */
@@ -555,9 +571,8 @@ static void test_bad_files(void) {
       {"bad/bad_qual.in", CLPHMM_ERROR_INVALID_QUALITY, 2, "phred 159"},
       {"bad/bad_qual_len.txt", CLPHMM_ERROR_PARSE, 3,
        "deletion quality string has 3 characters but the read has 4"},
-      {"bad/truncated.in", CLPHMM_ERROR_PARSE, 1,
-       "header promises 50 reads and 2 haplotypes but the file ends at line "
-       "5"},
+      {"bad/truncated.in", CLPHMM_ERROR_PARSE, 4,
+       "for read 3 of 50 (header on line 1), found 1"},
       {"bad/header_negative.in", CLPHMM_ERROR_PARSE, 1, "'-3'"},
       {"bad/header_text.in", CLPHMM_ERROR_PARSE, 5, "'three'"},
       {"bad/header_huge.in", CLPHMM_ERROR_PARSE, 1, "too large"},

@@ -6,9 +6,10 @@
  *   clphmm --list-devices
  *   clphmm --help | --version
  *
- * Everything is computed before anything is written, so an error never leaves
- * partial output: stdout stays empty and --output FILE is not created (it is
- * written to a temporary file next to it and renamed into place on success).
+ * The input is read, computed and written chunk by chunk (a bounded number of
+ * pairs and bytes at a time), so memory stays bounded for inputs of any size.
+ * Still, an error never leaves partial output: stdout stays empty and
+ * --output FILE is not created (see `sink` below).
  */
 #define _GNU_SOURCE /* getopt_long */
 
@@ -27,6 +28,13 @@
 
 #define PROG "clphmm"
 
+/* Default bound on the pairs computed at a time (--chunk-pairs), and the
+ * bound on the bytes of input data (bases, qualities) held at a time: a few
+ * tens of MB of memory with the library's working arrays, and enough pairs
+ * per call to keep a large GPU busy. */
+#define DEFAULT_CHUNK_PAIRS ((size_t)1 << 18)
+#define CHUNK_BYTES ((size_t)16 << 20)
+
 /* Exit statuses. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -44,11 +52,12 @@ typedef struct cli_args {
   int reference;      /* CPU reference, no OpenCL at all */
   const char *output; /* NULL: stdout */
   unsigned read_flags;
+  size_t chunk_pairs;
   const char *input;
 } cli_args;
 
 /* Long-only options. */
-enum { OPT_LIST_DEVICES = 256, OPT_RAW_BASE_QUALS };
+enum { OPT_LIST_DEVICES = 256, OPT_RAW_BASE_QUALS, OPT_CHUNK_PAIRS };
 
 static const struct option long_options[] = {
     {"device", required_argument, NULL, 'd'},
@@ -56,6 +65,7 @@ static const struct option long_options[] = {
     {"reference", no_argument, NULL, 'r'},
     {"output", required_argument, NULL, 'o'},
     {"raw-base-quals", no_argument, NULL, OPT_RAW_BASE_QUALS},
+    {"chunk-pairs", required_argument, NULL, OPT_CHUNK_PAIRS},
     {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -93,6 +103,9 @@ static void print_help(void) {
         "      --raw-base-quals  use base qualities as written (by default\n"
         "                        base qualities below 6 are raised to 6,\n"
         "                        as GATK's and GKL's test readers do)\n"
+        "      --chunk-pairs N   compute about N pairs at a time (default\n"
+        "                        262144); bounds memory, the output is the\n"
+        "                        same for any N\n"
         "      --list-devices    list the OpenCL devices and exit\n"
         "  -h, --help            show this help and exit\n"
         "  -V, --version         show the version and exit\n"
@@ -116,6 +129,10 @@ static void print_help(void) {
         "(batches: block by block, read-major: read 1 against haplotypes\n"
         "1..NH, then read 2, ...), with 12 significant digits; '-inf' for\n"
         "a zero likelihood.\n"
+        "\n"
+        "Results are written only when everything succeeded: on an error\n"
+        "nothing reaches stdout (results of long inputs wait in a temporary\n"
+        "file in $TMPDIR) and --output FILE is left alone.\n"
         "\n"
         "Exit status: 0 on success, 1 on an input, device or output error,\n"
         "2 on a usage error. Errors go to stderr as '" PROG ": MESSAGE'\n"
@@ -142,11 +159,29 @@ static int usage_error(const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+/* A positive decimal integer (digits only). Returns 0, or -1. */
+static int parse_count(const char *s, size_t *out) {
+  size_t v = 0;
+  if (*s == '\0')
+    return -1;
+  for (; *s; s++) {
+    unsigned d = (unsigned)(unsigned char)*s - '0';
+    if (d > 9 || v > (SIZE_MAX - d) / 10)
+      return -1;
+    v = v * 10 + d;
+  }
+  if (v == 0)
+    return -1;
+  *out = v;
+  return 0;
+}
+
 /* Parse argv into *args. Returns EXIT_OK or EXIT_USAGE (already reported). */
 static int parse_args(int argc, char **argv, cli_args *args) {
   memset(args, 0, sizeof *args);
   args->mode = MODE_RUN;
   args->precision = CLPHMM_PRECISION_FLOAT;
+  args->chunk_pairs = DEFAULT_CHUNK_PAIRS;
   int list_devices = 0, help = 0, version = 0;
 
   opterr = 0;
@@ -168,6 +203,12 @@ static int parse_args(int argc, char **argv, cli_args *args) {
     case 'o': args->output = optarg; break;
     case OPT_RAW_BASE_QUALS:
       args->read_flags |= CLPHMM_READ_RAW_BASE_QUALS;
+      break;
+    case OPT_CHUNK_PAIRS:
+      if (parse_count(optarg, &args->chunk_pairs) != 0)
+        return usage_error("invalid --chunk-pairs '%s' (expected a positive "
+                           "integer)",
+                           optarg);
       break;
     case OPT_LIST_DEVICES: list_devices = 1; break;
     case 'h': help = 1; break;
@@ -256,41 +297,11 @@ static int list_devices(void) {
 
 /* ---- computing ----------------------------------------------------------- */
 
-static clphmm_dataset *load_input(const cli_args *args) {
-  clphmm_dataset *ds = NULL;
-  if (clphmm_dataset_read_file(args->input, args->read_flags, &ds) !=
-      CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
-    return NULL;
-  }
-  return ds;
-}
-
-static int compute_on_device(const cli_args *args, const clphmm_batch *batches,
-                             size_t n_batches, double *out) {
-  clphmm_options options;
-  clphmm_options_init(&options);
-  options.device = args->device;
-  options.precision = args->precision;
-
-  clphmm_context *ctx = NULL;
-  if (clphmm_context_create(&options, &ctx) != CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
-    fputs(reference_hint, stderr);
-    return EXIT_RUNTIME;
-  }
-  int rc = EXIT_OK;
-  if (clphmm_compute(ctx, batches, n_batches, out) != CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n", clphmm_last_error(ctx));
-    rc = EXIT_RUNTIME;
-  }
-  clphmm_context_destroy(ctx);
-  return rc;
-}
-
-/* Compute every pair of `ds` into a new array (*out, *n_out). */
-static int compute_all(const cli_args *args, const clphmm_dataset *ds,
-                       double **out, size_t *n_out) {
+/* Compute every pair of one chunk into a new array (*out, *n_out). The
+ * device context is created on the first chunk and reused. */
+static int compute_chunk(const cli_args *args, clphmm_context **ctx,
+                         const clphmm_dataset *ds, double **out,
+                         size_t *n_out) {
   const clphmm_batch *batches = clphmm_dataset_batches(ds);
   size_t n_batches = clphmm_dataset_n_batches(ds);
   size_t n_pairs = clphmm_dataset_n_pairs(ds);
@@ -303,20 +314,29 @@ static int compute_all(const cli_args *args, const clphmm_dataset *ds,
     fprintf(stderr, PROG ": out of memory for %zu results\n", n_pairs);
     return EXIT_RUNTIME;
   }
-
-  int rc = EXIT_OK;
+  clphmm_status st;
   if (args->reference) {
-    if (clphmm_reference(batches, n_batches, args->precision, values) !=
-        CLPHMM_SUCCESS) {
-      fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
-      rc = EXIT_RUNTIME;
-    }
+    st = clphmm_reference(batches, n_batches, args->precision, values);
   } else {
-    rc = compute_on_device(args, batches, n_batches, values);
+    if (*ctx == NULL) {
+      clphmm_options options;
+      clphmm_options_init(&options);
+      options.device = args->device;
+      options.precision = args->precision;
+      if (clphmm_context_create(&options, ctx) != CLPHMM_SUCCESS) {
+        fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
+        fputs(reference_hint, stderr);
+        free(values);
+        return EXIT_RUNTIME;
+      }
+    }
+    st = clphmm_compute(*ctx, batches, n_batches, values);
   }
-  if (rc != EXIT_OK) {
+  if (st != CLPHMM_SUCCESS) {
+    fprintf(stderr, PROG ": %s\n",
+            clphmm_last_error(args->reference ? NULL : *ctx));
     free(values);
-    return rc;
+    return EXIT_RUNTIME;
   }
   *out = values;
   *n_out = n_pairs;
@@ -336,22 +356,17 @@ static int write_values(FILE *f, const double *values, size_t n) {
     if (w < 0)
       return -1;
   }
+  return 0;
+}
+
+/* Flush and check a stream. Returns 0, or -1 with errno set. */
+static int flush_checked(FILE *f) {
   if (fflush(f) != 0 || ferror(f)) {
     if (errno == 0)
       errno = EIO;
     return -1;
   }
   return 0;
-}
-
-static int write_stdout(const double *values, size_t n) {
-  errno = 0;
-  if (write_values(stdout, values, n) != 0) {
-    fprintf(stderr, PROG ": write error on standard output: %s\n",
-            strerror(errno));
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
 }
 
 /* Permissions of a newly created file under the current umask. */
@@ -361,78 +376,211 @@ static mode_t default_file_mode(void) {
   return (mode_t)(0666 & ~mask);
 }
 
-/* Write to a temporary file next to `path`, then rename it into place. */
-static int write_file(const char *path, const double *values, size_t n) {
+/* Where results go while the input is being computed. Nothing reaches the
+ * destination before everything succeeded: --output FILE is written to a
+ * temporary file next to it and renamed into place; stdout gets an input
+ * of one chunk directly (nothing is written before the computation ends),
+ * and the results of longer inputs are spooled to an unlinked temporary
+ * file and copied to stdout at the end. */
+typedef struct sink {
+  FILE *f;
+  char *tmp;    /* --output: the temporary file's name */
+  int spooled;  /* stdout through an unlinked temporary file */
+} sink;
+
+static int sink_open_output(sink *s, const char *path) {
   static const char suffix[] = ".tmp-XXXXXX";
   size_t len = strlen(path);
-  char *tmp = malloc(len + sizeof suffix);
-  if (tmp == NULL) {
+  s->tmp = malloc(len + sizeof suffix);
+  if (s->tmp == NULL) {
     fprintf(stderr, PROG ": out of memory\n");
     return EXIT_RUNTIME;
   }
-  memcpy(tmp, path, len);
-  memcpy(tmp + len, suffix, sizeof suffix);
-
-  int fd = mkstemp(tmp);
+  memcpy(s->tmp, path, len);
+  memcpy(s->tmp + len, suffix, sizeof suffix);
+  int fd = mkstemp(s->tmp);
   if (fd < 0) {
     fprintf(stderr, PROG ": %s: cannot create temporary file: %s\n", path,
             strerror(errno));
-    free(tmp);
+    free(s->tmp);
+    s->tmp = NULL;
     return EXIT_RUNTIME;
   }
   const char *what = NULL;
-  int err = 0;
-  FILE *f = NULL;
-  if (fchmod(fd, default_file_mode()) != 0) {
+  if (fchmod(fd, default_file_mode()) != 0)
     what = "cannot set permissions of";
-    err = errno;
-  } else if ((f = fdopen(fd, "w")) == NULL) {
+  else if ((s->f = fdopen(fd, "w")) == NULL)
     what = "cannot open";
-    err = errno;
-  } else {
-    errno = 0;
-    if (write_values(f, values, n) != 0) {
-      what = "write error on";
-      err = errno;
-    }
-  }
-  if (f != NULL) {
-    errno = 0;
-    if (fclose(f) != 0 && what == NULL) {
-      what = "write error on";
-      err = errno != 0 ? errno : EIO;
-    }
-  } else {
-    close(fd);
-  }
-  if (what == NULL && rename(tmp, path) != 0) {
-    what = "cannot rename into place";
-    err = errno;
-  }
-  int rc = EXIT_OK;
   if (what != NULL) {
-    fprintf(stderr, PROG ": %s: %s %s: %s\n", path, what, tmp, strerror(err));
-    unlink(tmp);
+    fprintf(stderr, PROG ": %s: %s %s: %s\n", path, what, s->tmp,
+            strerror(errno));
+    close(fd);
+    unlink(s->tmp);
+    free(s->tmp);
+    s->tmp = NULL;
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+static int sink_open_spool(sink *s) {
+  const char *dir = getenv("TMPDIR");
+  if (dir == NULL || dir[0] == '\0')
+    dir = "/tmp";
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/clphmm-XXXXXX", dir) >=
+      sizeof path) {
+    fprintf(stderr, PROG ": TMPDIR is too long\n");
+    return EXIT_RUNTIME;
+  }
+  int fd = mkstemp(path);
+  if (fd >= 0) {
+    unlink(path); /* the data lives until the descriptor is closed */
+    s->f = fdopen(fd, "w+");
+    if (s->f == NULL)
+      close(fd);
+  }
+  if (s->f == NULL) {
+    fprintf(stderr,
+            PROG ": cannot create a temporary file in %s for the results: "
+                 "%s (set TMPDIR, or use --output)\n",
+            dir, strerror(errno));
+    return EXIT_RUNTIME;
+  }
+  s->spooled = 1;
+  return EXIT_OK;
+}
+
+/* Open the sink before the first results; `last` says whether they are
+ * the only ones (stdout then needs no spool). */
+static int sink_open(sink *s, const char *output, int last) {
+  if (output != NULL)
+    return sink_open_output(s, output);
+  if (last) {
+    s->f = stdout;
+    return EXIT_OK;
+  }
+  return sink_open_spool(s);
+}
+
+static int sink_write(sink *s, const cli_args *args, const double *values,
+                      size_t n) {
+  errno = 0;
+  if (write_values(s->f, values, n) == 0)
+    return EXIT_OK;
+  int err = errno ? errno : EIO;
+  if (s->tmp != NULL)
+    fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output,
+            s->tmp, strerror(err));
+  else if (s->spooled)
+    fprintf(stderr, PROG ": write error on a temporary file: %s\n",
+            strerror(err));
+  else
+    fprintf(stderr, PROG ": write error on standard output: %s\n",
+            strerror(err));
+  return EXIT_RUNTIME;
+}
+
+/* Copy the spool to stdout. Returns 0, or -1 with errno set. */
+static int copy_spool(FILE *spool) {
+  char buf[1 << 16];
+  size_t got;
+  if (fflush(spool) != 0 || fseek(spool, 0, SEEK_SET) != 0)
+    return -1;
+  while ((got = fread(buf, 1, sizeof buf, spool)) > 0)
+    if (fwrite(buf, 1, got, stdout) != got)
+      return -1;
+  if (ferror(spool)) {
+    if (errno == 0)
+      errno = EIO;
+    return -1;
+  }
+  return 0;
+}
+
+/* Deliver the results (ok) or discard them. Returns the exit status. */
+static int sink_close(sink *s, const cli_args *args, int ok) {
+  int rc = ok ? EXIT_OK : EXIT_RUNTIME;
+  if (s->f == NULL)
+    return rc;
+  errno = 0;
+  if (s->tmp != NULL) {
+    int failed = ok && flush_checked(s->f) != 0;
+    int err = errno;
+    if (fclose(s->f) != 0 && ok && !failed) {
+      failed = 1;
+      err = errno ? errno : EIO;
+    }
+    if (ok && !failed && rename(s->tmp, args->output) != 0) {
+      fprintf(stderr, PROG ": %s: cannot rename into place %s: %s\n",
+              args->output, s->tmp, strerror(errno));
+      rc = EXIT_RUNTIME;
+    } else if (failed) {
+      fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output,
+              s->tmp, strerror(err));
+      rc = EXIT_RUNTIME;
+    }
+    if (rc != EXIT_OK)
+      unlink(s->tmp);
+    free(s->tmp);
+    return rc;
+  }
+  if (ok && ((s->spooled && copy_spool(s->f) != 0) ||
+             flush_checked(stdout) != 0)) {
+    fprintf(stderr, PROG ": write error on standard output: %s\n",
+            strerror(errno ? errno : EIO));
     rc = EXIT_RUNTIME;
   }
-  free(tmp);
+  if (s->spooled)
+    fclose(s->f);
   return rc;
 }
 
-static int run(const cli_args *args) {
-  clphmm_dataset *ds = load_input(args);
-  if (ds == NULL)
+/* ---- the run ------------------------------------------------------------- */
+
+static int next_chunk(const cli_args *args, clphmm_reader *rd,
+                      clphmm_dataset **chunk) {
+  if (clphmm_reader_next(rd, args->chunk_pairs, CHUNK_BYTES, chunk) !=
+      CLPHMM_SUCCESS) {
+    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
     return EXIT_RUNTIME;
-  double *values = NULL;
-  size_t n = 0;
-  int rc = compute_all(args, ds, &values, &n);
-  clphmm_dataset_destroy(ds);
-  if (rc != EXIT_OK)
-    return rc;
-  rc = args->output != NULL ? write_file(args->output, values, n)
-                            : write_stdout(values, n);
-  free(values);
-  return rc;
+  }
+  return EXIT_OK;
+}
+
+/* Read, compute and write the input chunk by chunk, so that memory stays
+ * bounded whatever its size. The next chunk is read before the results of
+ * the current one are written, which tells whether they are the last. */
+static int run(const cli_args *args) {
+  clphmm_reader *rd = NULL;
+  if (clphmm_reader_open(args->input, args->read_flags, &rd) !=
+      CLPHMM_SUCCESS) {
+    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
+    return EXIT_RUNTIME;
+  }
+  clphmm_context *ctx = NULL;
+  clphmm_dataset *chunk = NULL, *next = NULL;
+  sink out = {0};
+  int rc = next_chunk(args, rd, &chunk);
+  while (rc == EXIT_OK && chunk != NULL) {
+    double *values = NULL;
+    size_t n = 0;
+    rc = compute_chunk(args, &ctx, chunk, &values, &n);
+    if (rc == EXIT_OK)
+      rc = next_chunk(args, rd, &next);
+    if (rc == EXIT_OK && out.f == NULL)
+      rc = sink_open(&out, args->output, next == NULL);
+    if (rc == EXIT_OK)
+      rc = sink_write(&out, args, values, n);
+    free(values);
+    clphmm_dataset_destroy(chunk);
+    chunk = next;
+    next = NULL;
+  }
+  clphmm_dataset_destroy(chunk);
+  clphmm_reader_close(rd);
+  clphmm_context_destroy(ctx);
+  return sink_close(&out, args, rc == EXIT_OK);
 }
 
 int main(int argc, char **argv) {
