@@ -12,6 +12,7 @@ typedef struct cph_device {
   char extensions[4096];
   int has_subgroups;         /* cl_khr_subgroups or cl_intel_subgroups */
   size_t max_work_group_size;
+  char arch[64]; /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
 } cph_device;
 
 /* Number of devices over all platforms (loads OpenCL first). */

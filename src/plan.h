@@ -5,7 +5,7 @@
 
 #include "program.h"
 
-#define CPH_MAX_VARIANTS 16
+#define CPH_MAX_VARIANTS CLPHMM_MAX_BINS
 
 /* The variants of a device, ordered by increasing rows per tile. Reads
  * longer than the last one's rows run on it tile after tile. */
@@ -14,12 +14,14 @@ typedef struct cph_variant_set {
   size_t n;
 } cph_variant_set;
 
-/* Choose the shuffle backend and the variant set for a device. Honours
- * CLPHMM_SHUFFLE (local|khr|intel|nvidia) and CLPHMM_VARIANTS ("GxC,GxC"
- * with optional "/WG"), for tuning and tests. */
+/* Choose the shuffle backend and the variant set for a device from the
+ * variant table (tuning.h: environment, tuning file, built-in entries). */
 clphmm_status cph_plan_variants(const cph_device *dev, cph_variant_set *set);
 
 /* Index of the variant serving a read of `rows` rows. */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
+
+/* "GxC/WG,..." in set order. */
+void cph_plan_format(const cph_variant_set *set, char *buf, size_t n);
 
 #endif

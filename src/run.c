@@ -148,15 +148,21 @@ static clphmm_status device_buffer(clphmm_context *ctx, size_t bytes,
   return CLPHMM_SUCCESS;
 }
 
-static void add_kernel_time(clphmm_context *ctx, cl_event ev) {
+/* Kernel time of one launch, in the totals and in its bin. */
+static void add_kernel_time(clphmm_context *ctx, size_t variant,
+                            cl_event ev) {
   cl_ulong t0 = 0, t1 = 0;
+  double s = 0;
   if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,
                                    sizeof t0, &t0, NULL) == CL_SUCCESS &&
       cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1,
                                    &t1, NULL) == CL_SUCCESS &&
       t1 > t0)
-    ctx->stats.kernel_seconds += (double)(t1 - t0) * 1e-9;
+    s = (double)(t1 - t0) * 1e-9;
+  ctx->stats.kernel_seconds += s;
   ctx->stats.launches++;
+  ctx->stats.bins[variant].kernel_seconds += s;
+  ctx->stats.bins[variant].launches++;
 }
 
 /* Run one launch and store its sums (widened) at sums[ord[i].job]. */
@@ -205,7 +211,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
                        "reading results (the kernel may have failed)");
   }
   if (!st) {
-    add_kernel_time(ctx, ev);
+    add_kernel_time(ctx, L->variant, ev);
     for (size_t i = 0; i < n; i++)
       sums[ord[i].job] = dbl ? ((const double *)host)[i]
                              : (double)((const float *)host)[i];
@@ -248,6 +254,8 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
     free_launch(&L);
     if (st)
       return st;
+    ctx->stats.bins[variant].pairs += end - start;
+    ctx->stats.bins[variant].cells += cells;
     start = end;
   }
   return CLPHMM_SUCCESS;
