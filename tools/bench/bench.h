@@ -45,6 +45,7 @@ typedef struct bench_options {
   int list, tune;
   const char *tune_bins;  /* --tune-bins 16,32,...: bin capacities */
   const char *tune_wg;    /* --tune-wg 64,128,...: work-group sizes */
+  const char *tune_lanes; /* --tune-lanes 4,8,...: lanes per pair */
   double tune_cells;      /* cells per bin workload */
   const char *tuning_file; /* --tuning-file: where --tune writes */
   int progress;           /* stderr is a terminal */
@@ -73,6 +74,8 @@ typedef struct bench_workload {
  * success, else writes why into err. */
 int bench_synthetic(const char *spec, const bench_options *o,
                     bench_workload *w, char *err, size_t err_n);
+/* Check a --synthetic spec without building it (0: fine). */
+int bench_spec_check(const char *spec, char *err, size_t err_n);
 /* Specs of a standard suite (or of all: "all"), one per workload, and the
  * suite each belongs to; returns the count, 0 for an unknown name. */
 size_t bench_suite(const char *name, const char **specs, const char **suites,

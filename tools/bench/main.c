@@ -53,6 +53,7 @@ static const char help[] =
     "  --tune-bins LIST      bin capacities, e.g. 16,32,64 (default: the\n"
     "                        device's current bins)\n"
     "  --tune-wg LIST        work-group sizes to try (default 64,128,256)\n"
+    "  --tune-lanes LIST     lanes per pair to try (default 1,2,4,...,64)\n"
     "  --tune-cells N        cells per bin (default 4e9, times --scale)\n"
     "  --tuning-file PATH    write there instead of the library's file\n"
     "\n"
@@ -85,6 +86,7 @@ static void defaults(bench_options *o) {
   o->seed = 42;
   o->startup = 1;
   o->tune_wg = "64,128,256";
+  o->tune_lanes = "1,2,4,8,16,32,64";
   o->tune_cells = 4e9;
   o->progress = isatty(2);
 }
@@ -142,6 +144,8 @@ static int string_option(bench_options *o, const char *opt, const char *v) {
     o->tune_bins = v;
   else if (!strcmp(opt, "--tune-wg"))
     o->tune_wg = v;
+  else if (!strcmp(opt, "--tune-lanes"))
+    o->tune_lanes = v;
   else if (!strcmp(opt, "--tuning-file"))
     o->tuning_file = v;
   else
@@ -193,6 +197,11 @@ static int parse_args(int argc, char **argv, bench_options *o) {
   }
   if (o->list || o->tune)
     return -1;
+  for (size_t k = 0; k < o->n_synthetic; k++) {
+    char err[256];
+    if (bench_spec_check(o->synthetic[k], err, sizeof err))
+      return usage("%s", err);
+  }
   if (!o->input && !o->n_synthetic && !o->suite)
     return usage("%s", "no workload: give --synthetic, --input or --suite");
   if (o->repeat && !o->input)

@@ -55,15 +55,14 @@ static void name_of(const variant *v, char *buf, size_t n) {
   snprintf(buf, n, "%ux%u/%u", v->g, v->c, v->wg);
 }
 
-/* Candidates of capacity `rows`: every lanes x rows-per-lane split (1..64
- * each) with every allowed work-group size; `old` first when it has this
- * capacity, so that it is timed like the others. */
-static size_t candidates(unsigned rows, const unsigned *wgs, size_t n_wg,
-                         variant *out) {
+/* Candidates of capacity `rows`: every lanes x rows-per-lane split (lanes
+ * from the list, rows per lane 1..64) with every allowed work-group size. */
+static size_t candidates(unsigned rows, const unsigned *lanes, size_t n_lanes,
+                         const unsigned *wgs, size_t n_wg, variant *out) {
   size_t n = 0;
-  for (unsigned g = 1; g <= 64; g *= 2)
+  for (size_t l = 0; l < n_lanes; l++)
     for (size_t k = 0; k < n_wg; k++) {
-      unsigned c = rows / g, wg = wgs[k];
+      unsigned g = lanes[l], c = rows / g, wg = wgs[k];
       if (rows % g || c < 1 || c > 64 || wg < g || wg % g || n == MAX_CAND)
         continue;
       out[n++] = (variant){g, c, wg};
@@ -123,8 +122,13 @@ typedef struct bin_result {
   timing t_old, t_best;
 } bin_result;
 
-static int tune_bin(const char *device, bin_result *b, const unsigned *wgs,
-                    size_t n_wg, const bench_options *o) {
+typedef struct tune_space {
+  unsigned lanes[8], wgs[8];
+  size_t n_lanes, n_wg;
+} tune_space;
+
+static int tune_bin(const char *device, bin_result *b, const tune_space *sp,
+                    const bench_options *o) {
   bench_workload w;
   char err[512];
   if (bench_bin_workload(b->lo, b->hi, o->tune_cells * o->scale, o->seed,
@@ -141,7 +145,9 @@ static int tune_bin(const char *device, bin_result *b, const unsigned *wgs,
     return 1;
   }
   variant cand[MAX_CAND + 1];
-  size_t n = candidates(b->hi, wgs, n_wg, cand), old_at = n;
+  size_t n = candidates(b->hi, sp->lanes, sp->n_lanes, sp->wgs, sp->n_wg,
+                        cand),
+         old_at = n;
   for (size_t i = 0; i < n; i++)
     if (!memcmp(&cand[i], &b->old, sizeof b->old))
       old_at = i;
@@ -208,9 +214,11 @@ static int tune_device(const char *spec, const bench_options *o) {
     return 2;
   }
   variant old[MAX_BINS];
-  unsigned bins[MAX_BINS], wgs[8];
+  unsigned bins[MAX_BINS];
+  tune_space sp;
   size_t n_old = parse_list(d.plan.variants, old, MAX_BINS), n_bins = 0;
-  size_t n_wg = parse_numbers(o->tune_wg, wgs, 8);
+  sp.n_wg = parse_numbers(o->tune_wg, sp.wgs, 8);
+  sp.n_lanes = parse_numbers(o->tune_lanes, sp.lanes, 8);
   if (o->tune_bins)
     n_bins = parse_numbers(o->tune_bins, bins, MAX_BINS);
   else
@@ -219,9 +227,10 @@ static int tune_device(const char *spec, const bench_options *o) {
   for (size_t i = 1; i < n_bins; i++)
     if (bins[i] <= bins[i - 1])
       n_bins = 0;
-  if (!n_old || !n_bins || !n_wg) {
+  if (!n_old || !n_bins || !sp.n_wg || !sp.n_lanes) {
     fprintf(stderr, "clphmm-bench: --tune-bins must be increasing numbers "
-                    "(1..4096) and --tune-wg numbers\n");
+                    "(1..4096), --tune-wg and --tune-lanes lists of at most "
+                    "8 numbers\n");
     return 2;
   }
   printf("tuning %s (device %ld): %s variants %s (%s, %s)\n", d.info.name,
@@ -237,7 +246,7 @@ static int tune_device(const char *spec, const bench_options *o) {
     res[i].lo = i ? bins[i - 1] : 0;
     res[i].hi = bins[i];
     res[i].old = *serving(old, n_old, bins[i]);
-    rc = tune_bin(index, &res[i], wgs, n_wg, o);
+    rc = tune_bin(index, &res[i], &sp, o);
     char name[32];
     name_of(&res[i].best, name, sizeof name);
     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
@@ -258,6 +267,9 @@ static int tune_device(const char *spec, const bench_options *o) {
 int bench_tune(const bench_options *o) {
   const char *saved_env = getenv("CLPHMM_VARIANTS");
   char *saved = saved_env ? strdup(saved_env) : NULL;
+  /* The old choice comes from the file being rewritten. */
+  if (o->tuning_file)
+    setenv("CLPHMM_TUNING_FILE", o->tuning_file, 1);
   int rc = 0;
   size_t n = o->n_devices ? o->n_devices : 1;
   for (size_t i = 0; i < n && !rc; i++) {

@@ -446,6 +446,11 @@ static void sized(const spec *s, const bench_options *o, double *pairs,
     *cells = 1;
 }
 
+int bench_spec_check(const char *text, char *err, size_t err_n) {
+  spec s;
+  return parse_spec(text, &s, err, err_n) ? 0 : 1;
+}
+
 int bench_synthetic(const char *text, const bench_options *o,
                     bench_workload *w, char *err, size_t err_n) {
   spec s;
