@@ -28,8 +28,7 @@ static clphmm_status variants_of(const cph_device *dev,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
                        "%s allows %zu",
                        set->v[i].g, set->v[i].c, c->source, c->key,
-                       set->v[i].wg, dev->info.name,
-                       dev->max_work_group_size);
+                       set->v[i].wg, dev->info.name, dev->max_work_group_size);
   }
   qsort(set->v, set->n, sizeof set->v[0], by_rows);
   return CLPHMM_SUCCESS;

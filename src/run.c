@@ -149,8 +149,7 @@ static clphmm_status device_buffer(clphmm_context *ctx, size_t bytes,
 }
 
 /* Kernel time of one launch, in the totals and in its bin. */
-static void add_kernel_time(clphmm_context *ctx, size_t variant,
-                            cl_event ev) {
+static void add_kernel_time(clphmm_context *ctx, size_t variant, cl_event ev) {
   cl_ulong t0 = 0, t1 = 0;
   double s = 0;
   if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,

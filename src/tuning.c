@@ -17,27 +17,40 @@
  * entry's rows tile it. */
 static const cph_tuning_entry builtin[] = {
     /* Measured on the H200 (bench/results): warp shuffles, 32..512 rows. */
-    {.name = "H200", .vendor = "NVIDIA", .type = CLPHMM_DEVICE_GPU,
+    {.name = "H200",
+     .vendor = "NVIDIA",
+     .type = CLPHMM_DEVICE_GPU,
      .variants = "8x4/128,8x8/128,16x8/128,16x16/128,32x16/128",
-     .shuffle = CPH_SHUFFLE_NVIDIA, .fma = DEF},
+     .shuffle = CPH_SHUFFLE_NVIDIA,
+     .fma = DEF},
     /* Other NVIDIA GPUs: the H200 table until measured (a guess). */
-    {.vendor = "NVIDIA", .type = CLPHMM_DEVICE_GPU,
+    {.vendor = "NVIDIA",
+     .type = CLPHMM_DEVICE_GPU,
      .variants = "8x4/128,8x8/128,16x8/128,16x16/128,32x16/128",
-     .shuffle = CPH_SHUFFLE_NVIDIA, .fma = DEF},
+     .shuffle = CPH_SHUFFLE_NVIDIA,
+     .fma = DEF},
     /* AMD GPUs (64-wide wavefronts; guess): bigger work-groups. */
-    {.vendor = "Advanced Micro Devices", .type = CLPHMM_DEVICE_GPU,
+    {.vendor = "Advanced Micro Devices",
+     .type = CLPHMM_DEVICE_GPU,
      .variants = "4x4/128,8x4/128,8x8/128,16x8/128,32x8/128",
-     .shuffle = CPH_SHUFFLE_LOCAL, .fma = DEF},
+     .shuffle = CPH_SHUFFLE_LOCAL,
+     .fma = DEF},
     /* Intel GPUs (subgroups of 8..32; guess). */
-    {.vendor = "Intel", .type = CLPHMM_DEVICE_GPU,
+    {.vendor = "Intel",
+     .type = CLPHMM_DEVICE_GPU,
      .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
-     .shuffle = CPH_SHUFFLE_LOCAL, .fma = DEF},
+     .shuffle = CPH_SHUFFLE_LOCAL,
+     .fma = DEF},
     /* CPUs (PoCL and others): capacities 16..256 rows. */
-    {.type = CLPHMM_DEVICE_CPU, .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
-     .shuffle = CPH_SHUFFLE_LOCAL, .fma = DEF},
+    {.type = CLPHMM_DEVICE_CPU,
+     .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
+     .shuffle = CPH_SHUFFLE_LOCAL,
+     .fma = DEF},
     /* Anything else. */
-    {.type = ANY, .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
-     .shuffle = CPH_SHUFFLE_LOCAL, .fma = DEF},
+    {.type = ANY,
+     .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
+     .shuffle = CPH_SHUFFLE_LOCAL,
+     .fma = DEF},
 };
 #define N_BUILTIN (sizeof builtin / sizeof *builtin)
 
@@ -160,8 +173,9 @@ static clphmm_status set_field(const parser *ps, cph_tuning_entry *e,
     return copy_field(ps, e->vendor, sizeof e->vendor, key, v);
   if (!strcmp(key, "type")) {
     e->type = parse_type(v);
-    return e->type == -2 ? bad_line(ps, "type must be gpu, cpu, "
-                                        "accelerator or any",
+    return e->type == -2 ? bad_line(ps,
+                                    "type must be gpu, cpu, "
+                                    "accelerator or any",
                                     v)
                          : CLPHMM_SUCCESS;
   }
@@ -177,8 +191,9 @@ static clphmm_status set_field(const parser *ps, cph_tuning_entry *e,
   }
   if (!strcmp(key, "shuffle")) {
     e->shuffle = cph_shuffle_parse(v);
-    return e->shuffle < 0 ? bad_line(ps, "shuffle must be local, khr, "
-                                         "intel or nvidia",
+    return e->shuffle < 0 ? bad_line(ps,
+                                     "shuffle must be local, khr, "
+                                     "intel or nvidia",
                                      v)
                           : CLPHMM_SUCCESS;
   }
@@ -188,8 +203,9 @@ static clphmm_status set_field(const parser *ps, cph_tuning_entry *e,
     e->fma = v[0] == '1';
     return CLPHMM_SUCCESS;
   }
-  return bad_line(ps, "unknown field (known: name, arch, vendor, type, "
-                      "variants, shuffle, fma)",
+  return bad_line(ps,
+                  "unknown field (known: name, arch, vendor, type, "
+                  "variants, shuffle, fma)",
                   key);
 }
 
@@ -234,7 +250,7 @@ static clphmm_status parse_line(const parser *ps, char *s,
   e->fma = DEF;
   e->line = ps->line;
   unsigned seen = 0;
-  static const char *const keys[] = {"name", "arch", "vendor", "type",
+  static const char *const keys[] = {"name",     "arch",    "vendor", "type",
                                      "variants", "shuffle", "fma"};
   while (*s && *s != '#') {
     char *key = NULL, *val = NULL;
@@ -329,8 +345,8 @@ clphmm_status cph_tuning_load(const char *path, cph_tuning_table *table) {
   fclose(f);
   if (!text || failed) {
     free(text);
-    return cph_error(CLPHMM_ERROR_IO, "%s: cannot read the tuning file%s",
-                     path, text ? "" : " (too big or no memory)");
+    return cph_error(CLPHMM_ERROR_IO, "%s: cannot read the tuning file%s", path,
+                     text ? "" : " (too big or no memory)");
   }
   text[n] = '\0';
   if (memchr(text, '\0', n)) {
@@ -454,8 +470,7 @@ static clphmm_status apply_env(cph_tuning_choice *c) {
 
 clphmm_status cph_tuning_choose(const cph_tuning_device *d,
                                 const cph_tuning_table *file,
-                                const char *file_name,
-                                cph_tuning_choice *c) {
+                                const char *file_name, cph_tuning_choice *c) {
   memset(c, 0, sizeof *c);
   snprintf(c->file, sizeof c->file, "%s", file_name ? file_name : "");
   const cph_tuning_entry *e = file ? best(file->e, file->n, d) : NULL;
@@ -471,10 +486,10 @@ clphmm_status cph_tuning_choose(const cph_tuning_device *d,
     snprintf(c->key, sizeof c->key, "%s", key);
   /* Defaults for what the entry leaves open. */
   if (c->entry.shuffle == DEF)
-    c->entry.shuffle = d->type == CLPHMM_DEVICE_GPU &&
-                               contains_nocase(d->vendor, "NVIDIA")
-                           ? CPH_SHUFFLE_NVIDIA
-                           : CPH_SHUFFLE_LOCAL;
+    c->entry.shuffle =
+        d->type == CLPHMM_DEVICE_GPU && contains_nocase(d->vendor, "NVIDIA")
+            ? CPH_SHUFFLE_NVIDIA
+            : CPH_SHUFFLE_LOCAL;
   if (c->entry.fma == DEF) /* GPUs fuse; CPUs keep the exact order */
     c->entry.fma = d->type == CLPHMM_DEVICE_GPU;
   return apply_env(c);

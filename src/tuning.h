@@ -25,10 +25,10 @@ typedef struct cph_tuning_device {
  * anything) and what it sets (CPH_TUNING_DEFAULT: the device's default).
  * New fields go here and in the field table of tuning.c. */
 typedef struct cph_tuning_entry {
-  char name[128];   /* case-insensitive substring of the device name */
-  char arch[64];    /* architecture, case-insensitive, whole string */
-  char vendor[128]; /* case-insensitive substring of the vendor string */
-  int type;         /* clphmm_device_type or CPH_TUNING_ANY_TYPE */
+  char name[128];     /* case-insensitive substring of the device name */
+  char arch[64];      /* architecture, case-insensitive, whole string */
+  char vendor[128];   /* case-insensitive substring of the vendor string */
+  int type;           /* clphmm_device_type or CPH_TUNING_ANY_TYPE */
   char variants[512]; /* "GxC/WG,..." (always set) */
   int shuffle;        /* cph_shuffle or CPH_TUNING_DEFAULT */
   int fma;            /* 0, 1 or CPH_TUNING_DEFAULT */
@@ -42,8 +42,13 @@ typedef struct cph_tuning_table {
 } cph_tuning_table;
 
 /* Match levels, most specific last; -1 = no match. */
-enum { CPH_MATCH_GENERIC, CPH_MATCH_TYPE, CPH_MATCH_VENDOR, CPH_MATCH_ARCH,
-       CPH_MATCH_NAME };
+enum {
+  CPH_MATCH_GENERIC,
+  CPH_MATCH_TYPE,
+  CPH_MATCH_VENDOR,
+  CPH_MATCH_ARCH,
+  CPH_MATCH_NAME
+};
 
 /* What was chosen for a device, and why. */
 typedef struct cph_tuning_choice {

@@ -19,8 +19,8 @@ static clphmm_status make_parents(const char *path) {
       continue;
     *p = '\0';
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-      return cph_error(CLPHMM_ERROR_IO, "%s: cannot create directory: %s",
-                       dir, strerror(errno));
+      return cph_error(CLPHMM_ERROR_IO, "%s: cannot create directory: %s", dir,
+                       strerror(errno));
     *p = '/';
   }
   return CLPHMM_SUCCESS;
@@ -37,8 +37,8 @@ static int is_name_entry(const char *line, size_t len, const char *file,
   cph_tuning_table t;
   int yes = 0;
   if (cph_tuning_parse(text, file, &t) == CLPHMM_SUCCESS && t.n == 1)
-    yes = !strcmp(t.e[0].name, name) && !t.e[0].arch[0] &&
-          !t.e[0].vendor[0] && t.e[0].type == CPH_TUNING_ANY_TYPE;
+    yes = !strcmp(t.e[0].name, name) && !t.e[0].arch[0] && !t.e[0].vendor[0] &&
+          t.e[0].type == CPH_TUNING_ANY_TYPE;
   cph_tuning_free(&t);
   free(text);
   return yes;

@@ -185,20 +185,18 @@ static int need(const parser *ps, const char *prefix, const char *key,
   const entry *e = find(ps, path);
   if (e && (e->type == t || (t == T_NUMBER && e->type == T_NULL)))
     return 1;
-  fprintf(stderr, "json_check: %s: %s\n", path,
-          e ? "wrong type" : "missing");
+  fprintf(stderr, "json_check: %s: %s\n", path, e ? "wrong type" : "missing");
   return 0;
 }
 
 static int schema(const parser *ps) {
-  static const char *const top[] = {"clphmm_version", "commit", "date",
-                                    "host"};
+  static const char *const top[] = {"clphmm_version", "commit", "date", "host"};
   static const char *const run_str[] = {"device", "driver", "workload",
                                         "precision"};
   static const char *const run_num[] = {
-      "pairs",         "cells",         "kernel_seconds", "wall_seconds",
-      "gcups_kernel",  "gcups_wall",    "rescued_pairs",  "max_abs_error",
-      "mean_abs_error"};
+      "pairs",         "cells",         "kernel_seconds",
+      "wall_seconds",  "gcups_kernel",  "gcups_wall",
+      "rescued_pairs", "max_abs_error", "mean_abs_error"};
   int ok = 1;
   for (size_t i = 0; i < sizeof top / sizeof *top; i++)
     ok &= need(ps, "", top[i], T_STRING);
@@ -242,8 +240,8 @@ int main(int argc, char **argv) {
   if (ok && *ps.p)
     ok = fail(&ps, "text after the value");
   if (!ok) {
-    fprintf(stderr, "json_check: %s: invalid JSON at offset %ld: %s\n",
-            argv[1], (long)(ps.p - text), ps.error);
+    fprintf(stderr, "json_check: %s: invalid JSON at offset %ld: %s\n", argv[1],
+            (long)(ps.p - text), ps.error);
     free(ps.e);
     return 1;
   }

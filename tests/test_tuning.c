@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "clphmm.h"
-#include "test_util.h"
 #include "error.h"
+#include "test_util.h"
 #include "tuning.h"
 
 static char tmpdir[256];
@@ -57,14 +57,13 @@ static void test_builtin_chain(void) {
   clear_env();
   const cph_tuning_device h200 = {"NVIDIA H200", "NVIDIA Corporation", "sm_90",
                                   CLPHMM_DEVICE_GPU};
-  const cph_tuning_device a100 = {"NVIDIA A100-SXM4-80GB",
-                                  "NVIDIA Corporation", "sm_80",
-                                  CLPHMM_DEVICE_GPU};
+  const cph_tuning_device a100 = {"NVIDIA A100-SXM4-80GB", "NVIDIA Corporation",
+                                  "sm_80", CLPHMM_DEVICE_GPU};
   const cph_tuning_device mi = {"gfx90a:sramecc+:xnack-",
                                 "Advanced Micro Devices, Inc.", "gfx90a",
                                 CLPHMM_DEVICE_GPU};
-  const cph_tuning_device arc = {"Intel(R) Arc(TM) A770", "Intel(R) Corporation",
-                                 "", CLPHMM_DEVICE_GPU};
+  const cph_tuning_device arc = {"Intel(R) Arc(TM) A770",
+                                 "Intel(R) Corporation", "", CLPHMM_DEVICE_GPU};
   const cph_tuning_device cpu = {"pthread-skylake", "AuthenticAMD", "",
                                  CLPHMM_DEVICE_CPU};
   const cph_tuning_device acc = {"FPGA", "Someone", "",
@@ -100,8 +99,8 @@ static void test_builtin_chain(void) {
     cph_variant_set set;
     char why[160];
     int ok = cph_variants_parse(c.entry.variants, &set, why, sizeof why);
-    CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s",
-          all[i]->name, ok ? "" : why);
+    CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s", all[i]->name,
+          ok ? "" : why);
     for (size_t k = 1; ok && k < set.n; k++)
       CHECK(cph_variant_rows(&set.v[k]) > cph_variant_rows(&set.v[k - 1]),
             "built-in variants of %s by increasing rows", all[i]->name);
@@ -136,8 +135,8 @@ static void test_file_match(void) {
         "name beats everything; first of equals: %s", c.entry.variants);
   CHECK(strstr(c.key, "(line 7)") && !strcmp(c.file, "f.txt"),
         "key names the line: %s", c.key);
-  const cph_tuning_device h100 = {"NVIDIA H100", "NVIDIA Corporation",
-                                  "sm_90", CLPHMM_DEVICE_GPU};
+  const cph_tuning_device h100 = {"NVIDIA H100", "NVIDIA Corporation", "sm_90",
+                                  CLPHMM_DEVICE_GPU};
   c = choose(&h100, &t);
   CHECK(!strcmp(c.entry.variants, "8x8") &&
             c.entry.shuffle == CPH_SHUFFLE_LOCAL,
@@ -398,16 +397,14 @@ static void test_device_plan(void) {
     clphmm_stats s;
     clphmm_context_stats(ctx, &s);
     CHECK(s.n_bins == 2 && s.bins[0].max_rows == 16 &&
-              s.bins[1].max_rows == 64 &&
-              !strcmp(s.bins[1].variant, "16x4/64"),
+              s.bins[1].max_rows == 64 && !strcmp(s.bins[1].variant, "16x4/64"),
           "bins from the file: %zu", s.n_bins);
     CHECK(s.bins[0].pairs == 2 && s.bins[1].pairs == 4 + s.rescued_pairs,
           "pairs per bin: %llu %llu (rescued %llu)",
           (unsigned long long)s.bins[0].pairs,
           (unsigned long long)s.bins[1].pairs,
           (unsigned long long)s.rescued_pairs);
-    CHECK(s.bins[0].cells == (3 + 16) * 120 &&
-              s.bins[0].launches == 1,
+    CHECK(s.bins[0].cells == (3 + 16) * 120 && s.bins[0].launches == 1,
           "cells per bin: %llu", (unsigned long long)s.bins[0].cells);
     double sum = s.bins[0].kernel_seconds + s.bins[1].kernel_seconds;
     CHECK(sum > 0 && sum <= s.kernel_seconds * 1.000001 &&

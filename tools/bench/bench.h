@@ -19,43 +19,44 @@
 #define BENCH_MAX_DEVICES 64
 #define BENCH_MAX_WORKLOADS 64
 
-/* ---- Options -------------------------------------------------------------- */
+/* ---- Options --------------------------------------------------------------
+ */
 
 typedef struct bench_options {
   const char *devices[BENCH_MAX_DEVICES]; /* --device, repeatable */
   size_t n_devices;
   const char *synthetic[BENCH_MAX_WORKLOADS]; /* --synthetic, repeatable */
   size_t n_synthetic;
-  const char *input;  /* --input FILE */
-  unsigned repeat;    /* --repeat N */
-  const char *suite;  /* --suite peak|realistic|long|all */
+  const char *input; /* --input FILE */
+  unsigned repeat;   /* --repeat N */
+  const char *suite; /* --suite peak|realistic|long|all */
   clphmm_precision precision;
-  int reps;               /* -n */
-  int check_all;          /* --check */
-  size_t sample_pairs;    /* --sample N */
-  double sample_cells;    /* --sample-cells N: reference budget */
-  double scale;           /* --scale F: multiplies workload sizes */
-  double max_cells;       /* --max-cells N: caps workload sizes (0: none) */
+  int reps;            /* -n */
+  int check_all;       /* --check */
+  size_t sample_pairs; /* --sample N */
+  double sample_cells; /* --sample-cells N: reference budget */
+  double scale;        /* --scale F: multiplies workload sizes */
+  double max_cells;    /* --max-cells N: caps workload sizes (0: none) */
   unsigned long long seed;
-  unsigned threads;       /* reference threads (0: all cores) */
+  unsigned threads; /* reference threads (0: all cores) */
   int verbose;
-  int startup;            /* measure context creation cold / warm */
-  const char *json;       /* --json FILE */
-  const char *commit;     /* --commit, else $CLPHMM_COMMIT */
+  int startup;        /* measure context creation cold / warm */
+  const char *json;   /* --json FILE */
+  const char *commit; /* --commit, else $CLPHMM_COMMIT */
   int list, tune;
-  const char *tune_bins;  /* --tune-bins 16,32,...: bin capacities */
-  const char *tune_wg;    /* --tune-wg 64,128,...: work-group sizes */
-  const char *tune_lanes; /* --tune-lanes 4,8,...: lanes per pair */
-  double tune_cells;      /* cells per bin workload */
+  const char *tune_bins;   /* --tune-bins 16,32,...: bin capacities */
+  const char *tune_wg;     /* --tune-wg 64,128,...: work-group sizes */
+  const char *tune_lanes;  /* --tune-lanes 4,8,...: lanes per pair */
+  double tune_cells;       /* cells per bin workload */
   const char *tuning_file; /* --tuning-file: where --tune writes */
-  int progress;           /* stderr is a terminal */
+  int progress;            /* stderr is a terminal */
 } bench_options;
 
 /* ---- Workloads ----------------------------------------------------------- */
 
 typedef struct bench_workload {
-  char name[128];   /* "peak L=64", "hc cells=1e+08", "file 10s.in x3" */
-  char kind[16];    /* "equal", "hc", "long", "bin", "file" */
+  char name[128]; /* "peak L=64", "hc cells=1e+08", "file 10s.in x3" */
+  char kind[16];  /* "equal", "hc", "long", "bin", "file" */
   clphmm_batch *batches;
   size_t n_batches;
   size_t n_pairs;
@@ -72,8 +73,8 @@ typedef struct bench_workload {
 
 /* A synthetic workload from a spec (see the help text). Returns 0 on
  * success, else writes why into err. */
-int bench_synthetic(const char *spec, const bench_options *o,
-                    bench_workload *w, char *err, size_t err_n);
+int bench_synthetic(const char *spec, const bench_options *o, bench_workload *w,
+                    char *err, size_t err_n);
 /* Check a --synthetic spec without building it (0: fine). */
 int bench_spec_check(const char *spec, char *err, size_t err_n);
 /* Specs of a standard suite (or of all: "all"), one per workload, and the
@@ -81,8 +82,8 @@ int bench_spec_check(const char *spec, char *err, size_t err_n);
 size_t bench_suite(const char *name, const char **specs, const char **suites,
                    size_t max);
 /* An input file, its batches repeated `repeat` times. */
-int bench_file(const char *path, unsigned repeat, bench_workload *w,
-               char *err, size_t err_n);
+int bench_file(const char *path, unsigned repeat, bench_workload *w, char *err,
+               size_t err_n);
 /* Reads of lengths in (lo, hi] against haplotypes about 1.5 times longer,
  * about `cells` cells: the --tune workload of one bin. */
 int bench_bin_workload(unsigned lo, unsigned hi, double cells,
@@ -95,16 +96,16 @@ size_t *bench_offsets(const bench_workload *w);
 
 /* Batches [b0, b1) of `w` with the CPU reference on `threads` threads
  * (0: all cores), results at out[offset of batch b - offset of b0]. */
-int bench_reference(const bench_workload *w, const size_t *offsets,
-                    size_t b0, size_t b1, clphmm_precision p,
-                    unsigned threads, double *out, char *err, size_t err_n);
+int bench_reference(const bench_workload *w, const size_t *offsets, size_t b0,
+                    size_t b1, clphmm_precision p, unsigned threads,
+                    double *out, char *err, size_t err_n);
 
 /* The reference results of a sample of the workload's batches (every batch
  * with check_all), computed once and compared with each device. */
 typedef struct bench_sample {
   size_t *batch; /* batch indices */
   size_t n;
-  double *ref;   /* reference results of those batches, in order */
+  double *ref; /* reference results of those batches, in order */
   size_t n_pairs;
 } bench_sample;
 
@@ -161,8 +162,8 @@ typedef struct bench_device {
 
 /* Open a device (spec as in clphmm --device, or "reference") and measure
  * context creation cold and warm when o->startup. */
-int bench_device_open(const char *spec, const bench_options *o,
-                      bench_device *d, char *err, size_t err_n);
+int bench_device_open(const char *spec, const bench_options *o, bench_device *d,
+                      char *err, size_t err_n);
 void bench_device_close(bench_device *d);
 
 /* Time `w` on `d`: one warm-up, o->reps repetitions; accuracy against the
@@ -179,8 +180,7 @@ int bench_write_json(const char *path, const bench_run *runs, size_t n,
                      const bench_options *o, char *err, size_t err_n);
 
 /* Progress on stderr (only when o->progress and after two seconds). */
-void bench_progress(const bench_options *o, double start, const char *fmt,
-                    ...)
+void bench_progress(const bench_options *o, double start, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -67,11 +67,21 @@ static void close_container(json *j, char c) {
     fputc('\n', j->f);
 }
 
-void json_object(json *j, const char *key) { open_container(j, key, '{'); }
-void json_end_object(json *j) { close_container(j, '}'); }
-void json_array(json *j, const char *key) { open_container(j, key, '['); }
-void json_end_array(json *j) { close_container(j, ']'); }
-void json_break(json *j) { j->newline = 1; }
+void json_object(json *j, const char *key) {
+  open_container(j, key, '{');
+}
+void json_end_object(json *j) {
+  close_container(j, '}');
+}
+void json_array(json *j, const char *key) {
+  open_container(j, key, '[');
+}
+void json_end_array(json *j) {
+  close_container(j, ']');
+}
+void json_break(json *j) {
+  j->newline = 1;
+}
 
 void json_string(json *j, const char *key, const char *value) {
   begin_value(j, key);

@@ -36,7 +36,7 @@ static void print_plan(size_t i) {
   printf("  chosen from: %s, %s\n", p.source, p.key);
   printf("  tuning file: %s%s\n", p.tuning_file[0] ? p.tuning_file : "(none)",
          p.tuning_file[0] && access(p.tuning_file, R_OK) != 0 ? " (absent)"
-                                                               : "");
+                                                              : "");
 }
 
 int bench_list(const bench_options *o) {
@@ -58,8 +58,7 @@ int bench_list(const bench_options *o) {
   for (size_t i = 0; i < n; i++) {
     clphmm_device_info d;
     if (clphmm_device_get_info(i, &d)) {
-      printf("device %zu: cannot be queried: %s\n", i,
-             clphmm_last_error(NULL));
+      printf("device %zu: cannot be queried: %s\n", i, clphmm_last_error(NULL));
       continue;
     }
     if (strcmp(platform, d.platform)) {
@@ -69,8 +68,7 @@ int bench_list(const bench_options *o) {
     printf("device %zu: %s\n", i, d.name);
     printf("  type:        %s, vendor %s\n", type_name(d.type), d.vendor);
     printf("  version:     %s, driver %s\n", d.version, d.driver);
-    printf("  compute:     %u units at %u MHz\n", d.compute_units,
-           d.clock_mhz);
+    printf("  compute:     %u units at %u MHz\n", d.compute_units, d.clock_mhz);
     print_mem("  memory:     ", d.global_mem_bytes);
     print_mem(" global,", d.local_mem_bytes);
     printf(" local\n  fp64:        %s\n", d.has_fp64 ? "yes" : "no");

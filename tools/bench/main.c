@@ -127,8 +127,8 @@ static int string_option(bench_options *o, const char *opt, const char *v) {
   } else if (!strcmp(opt, "--precision") || !strcmp(opt, "-p")) {
     if (strcmp(v, "float") && strcmp(v, "double"))
       return -1;
-    o->precision = strcmp(v, "double") ? CLPHMM_PRECISION_FLOAT
-                                       : CLPHMM_PRECISION_DOUBLE;
+    o->precision =
+        strcmp(v, "double") ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
   } else if (!strcmp(opt, "--input"))
     o->input = v;
   else if (!strcmp(opt, "--suite")) {
@@ -255,8 +255,8 @@ static int open_devices(session *s) {
 }
 
 /* Build workload `k` of the session's list; 1 when there is none. */
-static int next_workload(session *s, size_t k, bench_workload *w,
-                         char *err, size_t err_n) {
+static int next_workload(session *s, size_t k, bench_workload *w, char *err,
+                         size_t err_n) {
   const bench_options *o = s->o;
   if (o->input) {
     if (k == 0)
@@ -267,9 +267,8 @@ static int next_workload(session *s, size_t k, bench_workload *w,
     return bench_synthetic(o->synthetic[k], o, w, err, err_n) ? -1 : 0;
   k -= o->n_synthetic;
   const char *specs[BENCH_MAX_WORKLOADS], *suites[BENCH_MAX_WORKLOADS];
-  size_t n = o->suite ? bench_suite(o->suite, specs, suites,
-                                    BENCH_MAX_WORKLOADS)
-                      : 0;
+  size_t n =
+      o->suite ? bench_suite(o->suite, specs, suites, BENCH_MAX_WORKLOADS) : 0;
   if (k >= n)
     return 1;
   int rc = bench_synthetic(specs[k], o, w, err, err_n);

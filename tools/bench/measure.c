@@ -75,8 +75,8 @@ static void make_probe(probe *p) {
   const uint8_t *q = p->quals;
   for (int k = 0; k < 11; k++) {
     size_t len = (size_t)1 << k;
-    p->reads[k] = (clphmm_read){p->bases, q, q + len, q + 2 * len,
-                                q + 3 * len, len};
+    p->reads[k] =
+        (clphmm_read){p->bases, q, q + len, q + 2 * len, q + 3 * len, len};
   }
   p->hap = (clphmm_haplotype){p->bases + 3, 1200};
   p->batch = (clphmm_batch){p->reads, 11, &p->hap, 1};
@@ -115,8 +115,7 @@ static int measure_startup(const clphmm_options *opt, bench_device *d,
   char *saved = old ? strdup(old) : NULL;
   setenv("CLPHMM_CACHE_DIR", dir, 1);
   d->create_cold = time_first_result(opt, err, err_n);
-  d->create_warm =
-      d->create_cold < 0 ? -1 : time_first_result(opt, err, err_n);
+  d->create_warm = d->create_cold < 0 ? -1 : time_first_result(opt, err, err_n);
   if (saved)
     setenv("CLPHMM_CACHE_DIR", saved, 1);
   else
@@ -146,8 +145,8 @@ static void remove_tree(const char *dir) {
   rmdir(dir);
 }
 
-int bench_device_open(const char *spec, const bench_options *o,
-                      bench_device *d, char *err, size_t err_n) {
+int bench_device_open(const char *spec, const bench_options *o, bench_device *d,
+                      char *err, size_t err_n) {
   memset(d, 0, sizeof *d);
   snprintf(d->spec, sizeof d->spec, "%s", spec);
   d->create_cold = d->create_warm = -1;
@@ -247,8 +246,8 @@ void bench_measure(bench_device *d, const bench_workload *w,
   }
   double start = bench_now();
   for (int k = -1; k < o->reps; k++) {
-    bench_progress(o, start, "%s: %s, run %d of %d", r->device, w->name,
-                   k + 2, o->reps + 1);
+    bench_progress(o, start, "%s: %s, run %d of %d", r->device, w->name, k + 2,
+                   o->reps + 1);
     double t;
     if (one_call(d, w, o, out, &t, &r->last, r->error, sizeof r->error))
       goto done;

@@ -37,8 +37,8 @@ static void *ref_worker(void *arg) {
       return NULL;
     size_t b = j->list ? j->list[k] : j->b0 + k;
     size_t at = j->list ? j->out_off[k] : j->offsets[b] - j->offsets[j->b0];
-    clphmm_status st = clphmm_reference(&j->w->batches[b], 1, j->p,
-                                        j->out + at);
+    clphmm_status st =
+        clphmm_reference(&j->w->batches[b], 1, j->p, j->out + at);
     if (st) {
       pthread_mutex_lock(&j->lock);
       if (!j->status) {
@@ -80,9 +80,9 @@ static int run_job(ref_job *j, unsigned threads, char *err, size_t err_n) {
   return j->status ? 1 : 0;
 }
 
-int bench_reference(const bench_workload *w, const size_t *offsets,
-                    size_t b0, size_t b1, clphmm_precision p,
-                    unsigned threads, double *out, char *err, size_t err_n) {
+int bench_reference(const bench_workload *w, const size_t *offsets, size_t b0,
+                    size_t b1, clphmm_precision p, unsigned threads,
+                    double *out, char *err, size_t err_n) {
   ref_job j;
   memset(&j, 0, sizeof j);
   j.w = w;
@@ -180,7 +180,7 @@ void bench_sample_compare(const bench_sample *s, const bench_workload *w,
     for (size_t p = offsets[b]; p < offsets[b + 1]; p++, k++) {
       double x = out[p], y = s->ref[k];
       double d = x == y ? 0.0 : fabs(x - y); /* -inf == -inf */
-      if (!(d <= worst)) /* NaN counts as the worst */
+      if (!(d <= worst))                     /* NaN counts as the worst */
         worst = d;
       sum += d;
       n++;

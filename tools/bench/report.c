@@ -48,11 +48,10 @@ static void print_bins(FILE *f, const bench_run *r) {
 }
 
 static void print_header(FILE *f) {
-  fprintf(f,
-          "%-34s %-6s %10s %10s %-28s %-10s %9s %9s %8s %9s %9s %s\n",
+  fprintf(f, "%-34s %-6s %10s %10s %-28s %-10s %9s %9s %8s %9s %9s %s\n",
           "device", "prec", "pairs", "cells", "kernel s median [min..max]",
-          "wall s", "GCUPS(k)", "GCUPS(w)", "rescued", "max|err|",
-          "mean|err|", "vs first (k/w)");
+          "wall s", "GCUPS(k)", "GCUPS(w)", "rescued", "max|err|", "mean|err|",
+          "vs first (k/w)");
 }
 
 static void print_row(FILE *f, const bench_run *r, const bench_run *first) {
@@ -62,8 +61,8 @@ static void print_row(FILE *f, const bench_run *r, const bench_run *first) {
     fprintf(f, "%-34s FAILED: %s\n", dev, r->error);
     return;
   }
-  snprintf(ks, sizeof ks, "%.4g [%.4g..%.4g]", r->kernel.median,
-           r->kernel.min, r->kernel.max);
+  snprintf(ks, sizeof ks, "%.4g [%.4g..%.4g]", r->kernel.median, r->kernel.min,
+           r->kernel.max);
   double gk = gcups(r->w.cells, r->kernel.median);
   double gw = gcups(r->w.cells, r->wall.median);
   if (first && first->ok)
@@ -73,9 +72,9 @@ static void print_row(FILE *f, const bench_run *r, const bench_run *first) {
   fprintf(f,
           "%-34s %-6s %10zu %10.3e %-28s %-10.4g %9.2f %9.2f %8llu %9.2e "
           "%9.2e %s\n",
-          dev, prec_name(r->precision), r->w.n_pairs, (double)r->w.cells,
-          ks, r->wall.median, gk, gw, (unsigned long long)r->rescued,
-          r->max_err, r->mean_err, ratio);
+          dev, prec_name(r->precision), r->w.n_pairs, (double)r->w.cells, ks,
+          r->wall.median, gk, gw, (unsigned long long)r->rescued, r->max_err,
+          r->mean_err, ratio);
 }
 
 void bench_print_table(FILE *f, const bench_run *runs, size_t n,
@@ -83,8 +82,9 @@ void bench_print_table(FILE *f, const bench_run *runs, size_t n,
   /* Runs are workload-major: n_devices consecutive runs per workload. */
   for (size_t i = 0; i < n; i += n_devices) {
     const bench_workload *w = &runs[i].w;
-    fprintf(f, "\n== %s: %zu pairs, %.3e cells, mean read %.0f, mean "
-               "haplotype %.0f\n",
+    fprintf(f,
+            "\n== %s: %zu pairs, %.3e cells, mean read %.0f, mean "
+            "haplotype %.0f\n",
             w->name, w->n_pairs, (double)w->cells, w->mean_read, w->mean_hap);
     print_header(f);
     for (size_t d = 0; d < n_devices && i + d < n; d++) {

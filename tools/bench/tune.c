@@ -102,8 +102,7 @@ static timing time_variant(const variant *v, const char *device,
   t.gcups = (double)w->cells / t.seconds * 1e-9;
   t.ok = r.max_err <= level;
   if (!t.ok)
-    snprintf(t.why, sizeof t.why, "wrong results (max error %.2e)",
-             r.max_err);
+    snprintf(t.why, sizeof t.why, "wrong results (max error %.2e)", r.max_err);
   return t;
 }
 
@@ -131,8 +130,7 @@ static int tune_bin(const char *device, bin_result *b, const tune_space *sp,
                     const bench_options *o) {
   bench_workload w;
   char err[512];
-  if (bench_bin_workload(b->lo, b->hi, o->tune_cells * o->scale, o->seed,
-                         &w)) {
+  if (bench_bin_workload(b->lo, b->hi, o->tune_cells * o->scale, o->seed, &w)) {
     fprintf(stderr, "clphmm-bench: out of memory for the bin workload\n");
     return 1;
   }
@@ -145,8 +143,7 @@ static int tune_bin(const char *device, bin_result *b, const tune_space *sp,
     return 1;
   }
   variant cand[MAX_CAND + 1];
-  size_t n = candidates(b->hi, sp->lanes, sp->n_lanes, sp->wgs, sp->n_wg,
-                        cand),
+  size_t n = candidates(b->hi, sp->lanes, sp->n_lanes, sp->wgs, sp->n_wg, cand),
          old_at = n;
   for (size_t i = 0; i < n; i++)
     if (!memcmp(&cand[i], &b->old, sizeof b->old))

@@ -108,16 +108,16 @@ static int finish(builder *b, bench_workload *w) {
   for (size_t i = 0; i < b->nr; i++) {
     const rec_read *r = &b->reads[i];
     const uint8_t *q = b->quals + r->qual;
-    w->reads[i] = (clphmm_read){b->bases + r->base, q, q + r->len,
-                                q + 2 * r->len, q + 3 * r->len, r->len};
+    w->reads[i] =
+        (clphmm_read){b->bases + r->base, q,     q + r->len, q + 2 * r->len,
+                      q + 3 * r->len,     r->len};
   }
   for (size_t i = 0; i < b->nh; i++)
-    w->haps[i] = (clphmm_haplotype){b->bases + b->haps[i].base,
-                                    b->haps[i].len};
+    w->haps[i] = (clphmm_haplotype){b->bases + b->haps[i].base, b->haps[i].len};
   for (size_t i = 0; i < b->nbt; i++) {
     const rec_batch *bt = &b->batches[i];
-    w->batches[i] = (clphmm_batch){w->reads + bt->r0, bt->nr,
-                                   w->haps + bt->h0, bt->nh};
+    w->batches[i] =
+        (clphmm_batch){w->reads + bt->r0, bt->nr, w->haps + bt->h0, bt->nh};
   }
   w->n_batches = b->nbt;
   w->n_pairs = b->pairs;
@@ -142,7 +142,9 @@ static void builder_free(builder *b) {
 
 /* ---- Sequence generators ------------------------------------------------ */
 
-static char random_base(bench_rng *r) { return "ACGT"[bench_rnd(r, 4)]; }
+static char random_base(bench_rng *r) {
+  return "ACGT"[bench_rnd(r, 4)];
+}
 
 /* A haplotype: a copy of `ref` (length rl) with SNPs at rate 1/snp and
  * small insertions and deletions at rate 1/indel. */
@@ -207,11 +209,11 @@ static void sample_read(builder *b, bench_rng *r, size_t h, size_t len,
     return;
   const rec_hap *hp = &b->haps[h];
   long span = (long)hp->len - (long)len * 2 / 3 + (long)len / 3;
-  long start = -(long)len / 3 + (span > 0 ? (long)bench_rnd(r, (unsigned)span + 1) : 0);
+  long start =
+      -(long)len / 3 + (span > 0 ? (long)bench_rnd(r, (unsigned)span + 1) : 0);
   if (hp->len >= len && qm == QUAL_UNIFORM) /* equal-length: fully inside */
     start = (long)bench_rnd(r, (unsigned)(hp->len - len + 1));
-  make_read(r, b->bases + hp->base, hp->len, start, bs, q, len, err, nrate,
-            qm);
+  make_read(r, b->bases + hp->base, hp->len, start, bs, q, len, err, nrate, qm);
   add_read(b, boff, qoff, len);
 }
 
@@ -253,8 +255,7 @@ typedef struct spec {
 /* Equal lengths, 8 reads x 8 haplotypes per batch (the peak suite): the
  * haplotypes variants of one random sequence (~1% substitutions), the reads
  * copies with ~0.5% errors. */
-static void gen_equal(builder *b, bench_rng *r, const spec *s,
-                      double pairs) {
+static void gen_equal(builder *b, bench_rng *r, const spec *s, double pairs) {
   while ((double)b->pairs < pairs && !b->oom) {
     size_t r0 = b->nr, h0 = b->nh;
     /* Fewer pairs than one batch (small scales): a smaller batch. */
@@ -282,8 +283,10 @@ static size_t hc_read_length(bench_rng *r) {
 
 static size_t hc_haplotypes(bench_rng *r) {
   unsigned u = bench_rnd(r, 100);
-  return u < 40 ? 2 : u < 75 ? 3 + bench_rnd(r, 2) : u < 95 ? 5 + bench_rnd(r, 4)
-                                                           : 9 + bench_rnd(r, 8);
+  return u < 40   ? 2
+         : u < 75 ? 3 + bench_rnd(r, 2)
+         : u < 95 ? 5 + bench_rnd(r, 4)
+                  : 9 + bench_rnd(r, 8);
 }
 
 static void gen_hc(builder *b, bench_rng *r, double pairs, double cells) {
@@ -292,8 +295,8 @@ static void gen_hc(builder *b, bench_rng *r, double pairs, double cells) {
     size_t nh = hc_haplotypes(r), nr = 10 + bench_rnd(r, 51);
     add_haps(b, r, nh, 250 + bench_rnd(r, 300), 150, 400);
     for (size_t k = 0; k < nr && !b->oom; k++)
-      sample_read(b, r, h0 + bench_rnd(r, (unsigned)nh), hc_read_length(r),
-                  300, 1000, QUAL_BINNED);
+      sample_read(b, r, h0 + bench_rnd(r, (unsigned)nh), hc_read_length(r), 300,
+                  1000, QUAL_BINNED);
     add_batch(b, r0, h0);
   }
 }
@@ -363,8 +366,7 @@ static int parse_number(const char *v, double *out) {
   return end != v && !*end && *out > 0 && *out < 1e18;
 }
 
-static int set_key(spec *s, const char *k, const char *v, char *err,
-                   size_t n) {
+static int set_key(spec *s, const char *k, const char *v, char *err, size_t n) {
   unsigned lo, hi;
   double d;
   if (!strcmp(k, "mix") && (!strcmp(v, "hc") || !strcmp(v, "long")))
@@ -408,8 +410,7 @@ static int parse_spec(const char *text, spec *s, char *err, size_t n) {
        tok = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(tok, '=');
     if (!eq) {
-      snprintf(err, n, "bad --synthetic field '%s' (expected key=value)",
-               tok);
+      snprintf(err, n, "bad --synthetic field '%s' (expected key=value)", tok);
       return 0;
     }
     *eq = '\0';
@@ -451,8 +452,8 @@ int bench_spec_check(const char *text, char *err, size_t err_n) {
   return parse_spec(text, &s, err, err_n) ? 0 : 1;
 }
 
-int bench_synthetic(const char *text, const bench_options *o,
-                    bench_workload *w, char *err, size_t err_n) {
+int bench_synthetic(const char *text, const bench_options *o, bench_workload *w,
+                    char *err, size_t err_n) {
   spec s;
   memset(w, 0, sizeof *w);
   if (!parse_spec(text, &s, err, err_n))
@@ -508,8 +509,8 @@ int bench_bin_workload(unsigned lo, unsigned hi, double cells,
   return 0;
 }
 
-size_t bench_suite(const char *name, const char **specs,
-                   const char **suites, size_t max) {
+size_t bench_suite(const char *name, const char **specs, const char **suites,
+                   size_t max) {
   static const char *const peak[] = {
       "read=64,hap=64,cells=1e10",     "read=128,hap=128,cells=1e10",
       "read=256,hap=256,cells=1e10",   "read=512,hap=512,cells=1e10",
@@ -520,7 +521,7 @@ size_t bench_suite(const char *name, const char **specs,
   size_t n = 0;
   int all = !strcmp(name, "all");
 #define ADD(list, label)                                                       \
-  for (size_t i = 0; i < sizeof list / sizeof *list && n < max; i++) {        \
+  for (size_t i = 0; i < sizeof list / sizeof *list && n < max; i++) {         \
     suites[n] = label;                                                         \
     specs[n++] = list[i];                                                      \
   }
@@ -534,8 +535,8 @@ size_t bench_suite(const char *name, const char **specs,
   return n;
 }
 
-int bench_file(const char *path, unsigned repeat, bench_workload *w,
-               char *err, size_t err_n) {
+int bench_file(const char *path, unsigned repeat, bench_workload *w, char *err,
+               size_t err_n) {
   memset(w, 0, sizeof *w);
   if (clphmm_dataset_read_file(path, 0, &w->dataset)) {
     snprintf(err, err_n, "%s", clphmm_last_error(NULL));
@@ -558,8 +559,7 @@ int bench_file(const char *path, unsigned repeat, bench_workload *w,
       w->batches[k * nb + b] = *bt;
       for (size_t r = 0; r < bt->n_reads; r++)
         for (size_t h = 0; h < bt->n_haplotypes; h++) {
-          w->cells += (uint64_t)bt->reads[r].length *
-                      bt->haplotypes[h].length;
+          w->cells += (uint64_t)bt->reads[r].length * bt->haplotypes[h].length;
           sr += (double)bt->reads[r].length;
           sh += (double)bt->haplotypes[h].length;
         }
