@@ -53,7 +53,7 @@ static const char help[] =
     "  --tune-bins LIST      bin capacities, e.g. 16,32,64 (default: the\n"
     "                        device's current bins)\n"
     "  --tune-wg LIST        work-group sizes to try (default 64,128,256)\n"
-    "  --tune-lanes LIST     lanes per pair to try (default 1,2,4,...,64)\n"
+    "  --tune-lanes LIST     lanes per pair to try (default 1,2,4,...,32)\n"
     "  --tune-cells N        cells per bin (default 4e9, times --scale)\n"
     "  --tuning-file PATH    write there instead of the library's file\n"
     "\n"
@@ -86,7 +86,7 @@ static void defaults(bench_options *o) {
   o->seed = 42;
   o->startup = 1;
   o->tune_wg = "64,128,256";
-  o->tune_lanes = "1,2,4,8,16,32,64";
+  o->tune_lanes = "1,2,4,8,16,32";
   o->tune_cells = 4e9;
   o->progress = isatty(2);
 }
