@@ -178,6 +178,22 @@ CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
                                         const clphmm_batch *batches,
                                         size_t n_batches, double *out);
 
+/* Most read-length bins (kernel variants) a device uses. */
+#define CLPHMM_MAX_BINS 16
+
+/* One read-length bin of a compute call: the pairs whose read has at most
+ * `max_rows` bases (and more than the previous bin's) ran on `variant`;
+ * the last bin also takes every longer read, tile after tile. Launches of
+ * the double rescue count in their bins too (their pairs again). */
+typedef struct clphmm_bin_stats {
+  uint32_t max_rows;
+  char variant[32]; /* "GxC/WG": lanes per pair x rows per lane / group */
+  uint64_t pairs;
+  uint64_t cells;
+  uint64_t launches;
+  double kernel_seconds;
+} clphmm_bin_stats;
+
 /* Statistics of the last successful clphmm_compute on this context. */
 typedef struct clphmm_stats {
   uint64_t pairs;
@@ -185,6 +201,9 @@ typedef struct clphmm_stats {
   uint64_t rescued_pairs; /* float results recomputed in double */
   uint64_t launches;      /* kernel launches, rescue included */
   double kernel_seconds;  /* sum of OpenCL profiling intervals */
+  /* Per read-length bin, by increasing max_rows (added in 0.1). */
+  size_t n_bins;
+  clphmm_bin_stats bins[CLPHMM_MAX_BINS];
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);
@@ -287,6 +306,44 @@ CLPHMM_API clphmm_status clphmm_reader_next(clphmm_reader *reader,
 /* Close the file and free the reader (chunks already returned stay
  * valid). NULL is ignored. */
 CLPHMM_API void clphmm_reader_close(clphmm_reader *reader);
+
+/* ---- Variant tables --------------------------------------------------- */
+
+/* What clphmm would use on a device, and why. The variant list comes from,
+ * in this order: the CLPHMM_VARIANTS environment variable ("env"), the
+ * tuning file ("file", written by `clphmm-bench --tune`), the built-in
+ * table ("builtin"). In the file and the built-in table the most specific
+ * matching entry wins: device name, then architecture, then vendor, then
+ * device type, then the generic entry. See README.md, "Variant tables". */
+typedef struct clphmm_device_plan {
+  char variants[512];  /* "GxC/WG,..." by increasing rows (GxC) */
+  char shuffle[16];    /* cross-lane backend: local, khr, intel, nvidia */
+  int fma;             /* 1: kernels fuse multiply-adds */
+  char source[16];     /* "builtin", "file" or "env" */
+  char key[384];       /* the entry that matched, e.g. name "H200", type
+                          gpu; a file entry adds its line: "(line 3)" */
+  char tuning_file[1024]; /* the tuning file consulted ("" if none could be
+                             named; it need not exist) */
+  char arch[64];          /* architecture used for matching ("" unknown) */
+  char subgroup_extensions[256]; /* the device's subgroup extensions */
+} clphmm_device_plan;
+
+/* The plan of device `index` (as in clphmm_device_get_info). Fails with
+ * CLPHMM_ERROR_PARSE when the tuning file is malformed (the message names
+ * the file and line) and with CLPHMM_ERROR_INVALID_ARGUMENT for a bad
+ * CLPHMM_VARIANTS / CLPHMM_SHUFFLE. */
+CLPHMM_API clphmm_status clphmm_device_get_plan(size_t index,
+                                                clphmm_device_plan *plan);
+
+/* Record a variant list for devices whose name contains `device_name` in
+ * the tuning file `path` (NULL: the file clphmm reads, see
+ * clphmm_device_plan.tuning_file): the existing entry keyed by exactly that
+ * name alone is replaced, or a new one is added; other lines are kept
+ * verbatim. Missing directories are created; the file is written to a
+ * temporary file and renamed. `variants` must parse ("8x4/128,16x8/128"). */
+CLPHMM_API clphmm_status clphmm_tuning_file_update(const char *path,
+                                                   const char *device_name,
+                                                   const char *variants);
 
 #ifdef __cplusplus
 }

@@ -227,6 +227,20 @@ static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs,
   return st;
 }
 
+/* Zero the statistics and name the bins (one per variant). */
+static void reset_stats(clphmm_context *ctx) {
+  const cph_variant_set *vs =
+      &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
+  memset(&ctx->stats, 0, sizeof ctx->stats);
+  ctx->stats.n_bins = vs->n;
+  for (size_t i = 0; i < vs->n; i++) {
+    const cph_variant *v = &vs->v[i];
+    clphmm_bin_stats *b = &ctx->stats.bins[i];
+    b->max_rows = cph_variant_rows(v);
+    snprintf(b->variant, sizeof b->variant, "%ux%u/%u", v->g, v->c, v->wg);
+  }
+}
+
 static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
                              size_t n_batches, double *out) {
   size_t n_pairs;
@@ -245,7 +259,7 @@ static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
                            : CPH_JAVA_DOUBLE);
   size_t n_jobs = 0;
   clphmm_stats before = ctx->stats;
-  memset(&ctx->stats, 0, sizeof ctx->stats);
+  reset_stats(ctx);
   if (!results || !jobs || !sums)
     st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu pairs",
                    n_pairs);

@@ -64,6 +64,30 @@ static void dev_string(cl_device_id d, cl_device_info what, char *buf,
   buf[n - 1] = '\0';
 }
 
+/* Architecture for the variant table: NVIDIA's compute capability (from
+ * cl_nv_device_attribute_query), AMD's gfx name (ROCm names devices by
+ * it); unknown elsewhere. */
+#define CPH_CC_MAJOR_NV 0x4000
+#define CPH_CC_MINOR_NV 0x4001
+static void fill_arch(cph_device *dev) {
+  dev->arch[0] = '\0';
+  cl_uint major = 0, minor = 0;
+  if (strstr(dev->extensions, "cl_nv_device_attribute_query") &&
+      cph_cl.GetDeviceInfo(dev->id, CPH_CC_MAJOR_NV, sizeof major, &major,
+                           NULL) == CL_SUCCESS &&
+      cph_cl.GetDeviceInfo(dev->id, CPH_CC_MINOR_NV, sizeof minor, &minor,
+                           NULL) == CL_SUCCESS) {
+    snprintf(dev->arch, sizeof dev->arch, "sm_%u%u", major, minor);
+    return;
+  }
+  const char *n = dev->info.name;
+  if (strncmp(n, "gfx", 3) == 0) {
+    size_t len = strcspn(n, ": ");
+    if (len < sizeof dev->arch)
+      snprintf(dev->arch, sizeof dev->arch, "%.*s", (int)len, n);
+  }
+}
+
 static void fill_info(size_t index, cph_device *dev) {
   clphmm_device_info *in = &dev->info;
   memset(in, 0, sizeof *in);
@@ -110,6 +134,7 @@ static void fill_info(size_t index, cph_device *dev) {
   size_t wg = 0;
   cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
   dev->max_work_group_size = wg ? wg : 1;
+  fill_arch(dev);
 }
 
 static clphmm_status open_from(const flat_list *list, size_t index,

@@ -5,7 +5,7 @@
 
 #include "program.h"
 
-#define CPH_MAX_VARIANTS 16
+#define CPH_MAX_VARIANTS CLPHMM_MAX_BINS
 
 /* The variants of a device, ordered by increasing rows per tile. Reads
  * longer than the last one's rows run on it tile after tile. */
@@ -15,13 +15,16 @@ typedef struct cph_variant_set {
 } cph_variant_set;
 
 /* Choose the shuffle backend and the variant set for a device and a
- * precision (double kernels need twice the registers per row). Honours
- * CLPHMM_SHUFFLE (a cph_shuffle_name) and CLPHMM_VARIANTS ("GxC,GxC"
- * with optional "/WG"), for tuning and tests. */
+ * precision from the variant table (tuning.h: environment, tuning file,
+ * built-in entries). Double kernels use the entry's double list, else its
+ * list with at most 8 rows per lane (twice the registers per row). */
 clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
                                 cph_variant_set *set);
 
 /* Index of the variant serving a read of `rows` rows. */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
+
+/* "GxC/WG,..." in set order. */
+void cph_plan_format(const cph_variant_set *set, char *buf, size_t n);
 
 #endif

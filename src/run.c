@@ -90,6 +90,7 @@ static void release_pack(dev_pack *d) {
 /* One launch: jobs ord[0..n) of one bin, grouped PPW to a work-group. */
 typedef struct launch {
   const cph_variant *v; /* as built for this precision */
+  int bin;              /* index in ctx->stats.bins, -1: not counted */
   cl_kernel kernel;
   uint32_t *pairs;  /* 4 per pair slot */
   uint32_t *groups; /* 2 per work-group */
@@ -172,15 +173,23 @@ static clphmm_status device_buffer(clphmm_context *ctx, size_t bytes,
   return CLPHMM_SUCCESS;
 }
 
-static void add_kernel_time(clphmm_context *ctx, cl_event ev) {
+/* Kernel time of one launch, in the totals and in its bin (bin < 0: the
+ * double rescue of float mode, which has its own variant set). */
+static void add_kernel_time(clphmm_context *ctx, int bin, cl_event ev) {
   cl_ulong t0 = 0, t1 = 0;
+  double s = 0;
   if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START,
                                    sizeof t0, &t0, NULL) == CL_SUCCESS &&
       cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1,
                                    &t1, NULL) == CL_SUCCESS &&
       t1 > t0)
-    ctx->stats.kernel_seconds += (double)(t1 - t0) * 1e-9;
+    s = (double)(t1 - t0) * 1e-9;
+  ctx->stats.kernel_seconds += s;
   ctx->stats.launches++;
+  if (bin >= 0) {
+    ctx->stats.bins[bin].kernel_seconds += s;
+    ctx->stats.bins[bin].launches++;
+  }
 }
 
 /* Run one launch and store its sums (widened) at sums[ord[i].job]. */
@@ -228,7 +237,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
                        "reading results (the kernel may have failed)");
   }
   if (!st) {
-    add_kernel_time(ctx, ev);
+    add_kernel_time(ctx, L->bin, ev);
     for (size_t i = 0; i < n; i++)
       sums[ord[i].job] = dbl ? ((const double *)host)[i]
                              : (double)((const float *)host)[i];
@@ -269,13 +278,22 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
       bound += b;
       end++;
     }
-    launch L = {.v = &kern->variant, .kernel = kern->kernel};
+    /* Per-bin statistics describe the context's own precision. */
+    const int counted = (p->real_size == sizeof(double)) ==
+                        (ctx->precision == CLPHMM_PRECISION_DOUBLE);
+    launch L = {.v = &kern->variant,
+                .kernel = kern->kernel,
+                .bin = counted ? (int)ord[0].bin : -1};
     clphmm_status st = plan_launch(jobs, ord + start, end - start, &L);
     if (!st)
       st = run_launch(ctx, p, d, &L, ord + start, end - start, sums);
     free_launch(&L);
     if (st)
       return st;
+    if (L.bin >= 0) {
+      ctx->stats.bins[L.bin].pairs += end - start;
+      ctx->stats.bins[L.bin].cells += cells;
+    }
     start = end;
   }
   return CLPHMM_SUCCESS;

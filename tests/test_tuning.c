@@ -1,0 +1,469 @@
+/* Tests of the variant table (src/tuning.c) and its public face: the
+ * built-in fallback chain (name > architecture > vendor > type > generic)
+ * on fake devices, the tuning file format and every class of malformed
+ * line, the precedence environment > file > built-in, the file's location,
+ * clphmm_tuning_file_update, clphmm_device_get_plan, and the per-bin
+ * statistics of clphmm_compute on the machine's device (skipped without
+ * one). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clphmm.h"
+#include "error.h"
+#include "test_util.h"
+#include "tuning.h"
+
+static char tmpdir[256];
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+static char *read_text(const char *path) {
+  static char buf[8192];
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f)
+    fclose(f);
+  buf[n] = '\0';
+  return buf;
+}
+
+static void clear_env(void) {
+  unsetenv("CLPHMM_VARIANTS");
+  unsetenv("CLPHMM_SHUFFLE");
+  unsetenv("CLPHMM_FMA");
+}
+
+static cph_tuning_choice choose(const cph_tuning_device *d,
+                                const cph_tuning_table *t) {
+  cph_tuning_choice c;
+  clphmm_status st = cph_tuning_choose(d, t, "f.txt", &c);
+  CHECK(st == CLPHMM_SUCCESS, "choose failed: %s", cph_error_message());
+  return c;
+}
+
+/* ---- Built-in table ------------------------------------------------------ */
+
+static void test_builtin_chain(void) {
+  clear_env();
+  const cph_tuning_device h200 = {"NVIDIA H200", "NVIDIA Corporation", "sm_90",
+                                  CLPHMM_DEVICE_GPU, NULL};
+  const cph_tuning_device a100 = {"NVIDIA A100-SXM4-80GB", "NVIDIA Corporation",
+                                  "sm_80", CLPHMM_DEVICE_GPU, NULL};
+  const cph_tuning_device mi = {"gfx90a:sramecc+:xnack-",
+                                "Advanced Micro Devices, Inc.", "gfx90a",
+                                CLPHMM_DEVICE_GPU, NULL};
+  const cph_tuning_device arc = {"Intel(R) Arc(TM) A770",
+                                 "Intel(R) Corporation", "", CLPHMM_DEVICE_GPU, NULL};
+  const cph_tuning_device cpu = {"pthread-skylake", "AuthenticAMD", "",
+                                 CLPHMM_DEVICE_CPU, NULL};
+  const cph_tuning_device acc = {"FPGA", "Someone", "",
+                                 CLPHMM_DEVICE_ACCELERATOR, NULL};
+  cph_tuning_choice c = choose(&h200, NULL);
+  CHECK(!strcmp(c.source, "builtin") && strstr(c.key, "name \"H200\""),
+        "H200 matched by name: %s %s", c.source, c.key);
+  CHECK(c.entry.shuffle == CPH_SHUFFLE_NVIDIA && c.entry.fma == 1,
+        "H200: nvidia shuffle, fma (%d %d)", c.entry.shuffle, c.entry.fma);
+  c = choose(&a100, NULL);
+  CHECK(strstr(c.key, "vendor \"NVIDIA\"") && !strstr(c.key, "name"),
+        "other NVIDIA GPUs fall back to the vendor: %s", c.key);
+  CHECK(c.entry.shuffle == CPH_SHUFFLE_NVIDIA, "A100 shuffle");
+  c = choose(&mi, NULL);
+  CHECK(strstr(c.key, "Advanced Micro Devices") &&
+            c.entry.shuffle == CPH_SHUFFLE_AMD && c.entry.fma == 1,
+        "AMD GPU: vendor entry, amd shuffle, fma: %s", c.key);
+  /* Other GPUs: the backend follows the subgroup extensions. */
+  static const struct {
+    const char *ext;
+    int want;
+  } by_ext[] = {
+      {"cl_khr_subgroups cl_khr_subgroup_shuffle_relative", CPH_SHUFFLE_KHR},
+      {"cl_khr_subgroup_shuffle cl_intel_subgroups", CPH_SHUFFLE_INTEL},
+      {"cl_khr_subgroups cl_khr_subgroup_shuffle", CPH_SHUFFLE_KHR_ABS},
+      {"cl_khr_subgroup_shuffle_relativeX", CPH_SHUFFLE_LOCAL},
+      {"", CPH_SHUFFLE_LOCAL}};
+  for (size_t i = 0; i < sizeof by_ext / sizeof *by_ext; i++) {
+    const cph_tuning_device gpu = {"Some GPU", "Someone", "",
+                                   CLPHMM_DEVICE_GPU, by_ext[i].ext};
+    c = choose(&gpu, NULL);
+    CHECK(c.entry.shuffle == by_ext[i].want, "extensions '%s': shuffle %d",
+          by_ext[i].ext, c.entry.shuffle);
+  }
+  const cph_tuning_device cpu_sg = {"pthread", "AuthenticAMD", "",
+                                    CLPHMM_DEVICE_CPU, "cl_intel_subgroups"};
+  c = choose(&cpu_sg, NULL);
+  CHECK(c.entry.shuffle == CPH_SHUFFLE_LOCAL, "CPUs keep the local backend");
+  c = choose(&h200, NULL);
+  CHECK(c.entry.variants_double[0] != '\0', "H200 has a double list");
+  c = choose(&arc, NULL);
+  CHECK(strstr(c.key, "vendor \"Intel\""), "Intel GPU: %s", c.key);
+  c = choose(&cpu, NULL);
+  CHECK(!strcmp(c.key, "type cpu") && c.entry.fma == 0 &&
+            c.entry.shuffle == CPH_SHUFFLE_LOCAL,
+        "CPU (vendor AMD, not a GPU): type entry, no fma: %s", c.key);
+  CHECK(!strcmp(c.entry.variants, "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64"),
+        "CPU variants: %s", c.entry.variants);
+  c = choose(&acc, NULL);
+  CHECK(!strcmp(c.key, "generic") && c.entry.fma == 0,
+        "accelerator: the generic entry: %s", c.key);
+  /* Every built-in entry parses and has increasing capacities. */
+  const cph_tuning_device *all[] = {&h200, &a100, &mi, &arc, &cpu, &acc};
+  for (size_t i = 0; i < 6; i++) {
+    c = choose(all[i], NULL);
+    cph_variant_set set;
+    char why[160];
+    int ok = cph_variants_parse(c.entry.variants, &set, why, sizeof why);
+    CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s", all[i]->name,
+          ok ? "" : why);
+    for (size_t k = 1; ok && k < set.n; k++)
+      CHECK(cph_variant_rows(&set.v[k]) > cph_variant_rows(&set.v[k - 1]),
+            "built-in variants of %s by increasing rows", all[i]->name);
+  }
+}
+
+/* ---- The file ------------------------------------------------------------ */
+
+static void parse_ok(const char *text, cph_tuning_table *t) {
+  clphmm_status st = cph_tuning_parse(text, "f.txt", t);
+  CHECK(st == CLPHMM_SUCCESS, "parse failed: %s", cph_error_message());
+}
+
+static void test_file_match(void) {
+  clear_env();
+  cph_tuning_table t;
+  /* Order in the file does not matter; specificity does. */
+  parse_ok("# comment\n"
+           "\n"
+           "variants=1x1\n"
+           "type=gpu variants=2x2/128 fma=0\n"
+           "  vendor=nvidia variants=4x4\t# trailing comment\n"
+           "arch=SM_90 variants=8x8 shuffle=local\n"
+           "name=\"H200\" vendor=NVIDIA variants=16x16/256\n"
+           "name=\"H200\" variants=32x1\n",
+           &t);
+  CHECK(t.n == 6, "six entries, got %zu", t.n);
+  const cph_tuning_device h200 = {"NVIDIA H200", "NVIDIA Corporation", "sm_90",
+                                  CLPHMM_DEVICE_GPU, NULL};
+  cph_tuning_choice c = choose(&h200, &t);
+  CHECK(!strcmp(c.source, "file") && !strcmp(c.entry.variants, "16x16/256"),
+        "name beats everything; first of equals: %s", c.entry.variants);
+  CHECK(strstr(c.key, "(line 7)") && !strcmp(c.file, "f.txt"),
+        "key names the line: %s", c.key);
+  const cph_tuning_device h100 = {"NVIDIA H100", "NVIDIA Corporation", "sm_90",
+                                  CLPHMM_DEVICE_GPU, NULL};
+  c = choose(&h100, &t);
+  CHECK(!strcmp(c.entry.variants, "8x8") &&
+            c.entry.shuffle == CPH_SHUFFLE_LOCAL,
+        "arch (case-insensitive) beats vendor: %s", c.entry.variants);
+  const cph_tuning_device v100 = {"Tesla V100", "NVIDIA Corporation", "sm_70",
+                                  CLPHMM_DEVICE_GPU, NULL};
+  c = choose(&v100, &t);
+  CHECK(!strcmp(c.entry.variants, "4x4") &&
+            c.entry.shuffle == CPH_SHUFFLE_NVIDIA,
+        "vendor substring (case-insensitive); default shuffle: %s",
+        c.entry.variants);
+  const cph_tuning_device amd = {"gfx1100", "AMD", "gfx1100",
+                                 CLPHMM_DEVICE_GPU, NULL};
+  c = choose(&amd, &t);
+  CHECK(!strcmp(c.entry.variants, "2x2/128") && c.entry.fma == 0,
+        "type gpu entry, fma set by the file: %s", c.entry.variants);
+  const cph_tuning_device cpu = {"cpu", "x", "", CLPHMM_DEVICE_CPU, NULL};
+  c = choose(&cpu, &t);
+  CHECK(!strcmp(c.entry.variants, "1x1") && !strcmp(c.key, "generic (line 3)"),
+        "the file's generic entry beats the built-in CPU entry: %s", c.key);
+  cph_tuning_free(&t);
+  /* A file without a matching entry: the built-in table. */
+  parse_ok("type=gpu variants=2x2\n", &t);
+  c = choose(&cpu, &t);
+  CHECK(!strcmp(c.source, "builtin"), "no file match: built-in");
+  cph_tuning_free(&t);
+}
+
+static void parse_bad(const char *text, const char *want) {
+  cph_tuning_table t = {(cph_tuning_entry *)1, 99};
+  clphmm_status st = cph_tuning_parse(text, "bad.txt", &t);
+  const char *m = cph_error_message();
+  CHECK(st == CLPHMM_ERROR_PARSE && strstr(m, want),
+        "'%s': want PARSE and '%s', got %d '%s'", text, want, st, m);
+  CHECK(t.e == NULL && t.n == 0, "failed parse leaves an empty table");
+}
+
+static void test_file_errors(void) {
+  parse_bad("variants=8x4\nfoo=1 variants=8x4\n",
+            "bad.txt:2: unknown field (known: name, arch, vendor, type, "
+            "variants, double_variants, shuffle, fma): foo");
+  parse_bad("variants=8x4,\n", "bad.txt:1: bad variants '8x4,'");
+  parse_bad("variants=8y4\n", "bad.txt:1: bad variants");
+  parse_bad("variants=8x4/60\n", "multiple of the lanes");
+  parse_bad("variants=99x4\n", "1..64");
+  parse_bad("type=gpu\n", "bad.txt:1: no variants=... field");
+  parse_bad("variants=8x4 variants=8x8\n", "bad.txt:1: field given twice");
+  parse_bad("name=\"H200 variants=8x4\n", "bad.txt:1: unterminated quote");
+  parse_bad("name=\"H200\"variants=8x4\n", "expected a space after");
+  parse_bad("\n\n   type=tpu variants=8x4\n", "bad.txt:3: type must be");
+  parse_bad("variants=8x4 fma=yes\n", "fma must be 0 or 1: yes");
+  parse_bad("variants=8x4 shuffle=warp\n", "shuffle must be local");
+  parse_bad("variants 8x4\n", "bad.txt:1: expected key=value");
+  parse_bad("=8x4\n", "expected key=value");
+  char big[3000];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = '\0';
+  parse_bad(big, "line too long");
+  char name[300] = "name=\"";
+  memset(name + 6, 'x', 200);
+  strcpy(name + 206, "\" variants=8x4");
+  parse_bad(name, "value too long for field: name");
+}
+
+static void test_load(void) {
+  char path[512];
+  cph_tuning_table t;
+  snprintf(path, sizeof path, "%s/none.txt", tmpdir);
+  CHECK(cph_tuning_load(path, &t) == CLPHMM_SUCCESS && t.n == 0,
+        "a missing file is an empty table");
+  snprintf(path, sizeof path, "%s/bin.txt", tmpdir);
+  FILE *f = fopen(path, "wb");
+  fwrite("variants=8x4\n\0\1", 1, 16, f);
+  fclose(f);
+  CHECK(cph_tuning_load(path, &t) == CLPHMM_ERROR_PARSE &&
+            strstr(cph_error_message(), "not a text file"),
+        "a binary file is refused: %s", cph_error_message());
+  CHECK(cph_tuning_load(tmpdir, &t) != CLPHMM_SUCCESS,
+        "a directory is an error, not a crash");
+  snprintf(path, sizeof path, "%s/ok.txt", tmpdir);
+  write_file(path, "variants=8x4\r\nvariants=8x8");
+  CHECK(cph_tuning_load(path, &t) == CLPHMM_SUCCESS && t.n == 2 &&
+            !strcmp(t.e[0].variants, "8x4"),
+        "CRLF and no final newline: %s", cph_error_message());
+  cph_tuning_free(&t);
+}
+
+static void test_env(void) {
+  clear_env();
+  cph_tuning_table t;
+  parse_ok("variants=1x1 shuffle=intel fma=0\n", &t);
+  const cph_tuning_device gpu = {"G", "V", "", CLPHMM_DEVICE_GPU, NULL};
+  setenv("CLPHMM_VARIANTS", "8x4/32,4x4", 1);
+  cph_tuning_choice c = choose(&gpu, &t);
+  CHECK(!strcmp(c.source, "env") && !strcmp(c.entry.variants, "8x4/32,4x4") &&
+            !strcmp(c.key, "CLPHMM_VARIANTS"),
+        "CLPHMM_VARIANTS beats the file: %s %s", c.source, c.entry.variants);
+  CHECK(c.entry.shuffle == CPH_SHUFFLE_INTEL && c.entry.fma == 0,
+        "shuffle and fma still from the file");
+  setenv("CLPHMM_SHUFFLE", "khr", 1);
+  setenv("CLPHMM_FMA", "1", 1);
+  c = choose(&gpu, &t);
+  CHECK(c.entry.shuffle == CPH_SHUFFLE_KHR && c.entry.fma == 1,
+        "CLPHMM_SHUFFLE and CLPHMM_FMA beat the file");
+  setenv("CLPHMM_VARIANTS", "8x", 1);
+  cph_tuning_choice bad;
+  CHECK(cph_tuning_choose(&gpu, &t, "f", &bad) ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "CLPHMM_VARIANTS='8x'"),
+        "bad CLPHMM_VARIANTS: %s", cph_error_message());
+  setenv("CLPHMM_VARIANTS", "8x4", 1);
+  setenv("CLPHMM_SHUFFLE", "warp", 1);
+  CHECK(cph_tuning_choose(&gpu, &t, "f", &bad) ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "CLPHMM_SHUFFLE='warp'"),
+        "bad CLPHMM_SHUFFLE: %s", cph_error_message());
+  clear_env();
+  cph_tuning_free(&t);
+}
+
+static void test_path(void) {
+  const char *saved = getenv("CLPHMM_TUNING_FILE");
+  char *keep = saved ? strdup(saved) : NULL;
+  char buf[1024];
+  setenv("CLPHMM_TUNING_FILE", "/x/t.txt", 1);
+  setenv("XDG_CONFIG_HOME", "/xdg", 1);
+  setenv("HOME", "/home/u", 1);
+  cph_tuning_file_path(buf, sizeof buf);
+  CHECK(!strcmp(buf, "/x/t.txt"), "CLPHMM_TUNING_FILE first: %s", buf);
+  unsetenv("CLPHMM_TUNING_FILE");
+  cph_tuning_file_path(buf, sizeof buf);
+  CHECK(!strcmp(buf, "/xdg/clphmm/tuning.txt"), "then XDG: %s", buf);
+  setenv("XDG_CONFIG_HOME", "", 1);
+  cph_tuning_file_path(buf, sizeof buf);
+  CHECK(!strcmp(buf, "/home/u/.config/clphmm/tuning.txt"), "then HOME: %s",
+        buf);
+  unsetenv("XDG_CONFIG_HOME");
+  unsetenv("HOME");
+  cph_tuning_file_path(buf, sizeof buf);
+  CHECK(buf[0] == '\0', "nothing: empty");
+  CHECK(clphmm_tuning_file_update(NULL, "dev", "8x4") ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(clphmm_last_error(NULL), "no tuning file"),
+        "update without any location: %s", clphmm_last_error(NULL));
+  if (keep)
+    setenv("CLPHMM_TUNING_FILE", keep, 1);
+  free(keep);
+}
+
+/* ---- clphmm_tuning_file_update ------------------------------------------ */
+
+static void test_update(void) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/a/b/tuning.txt", tmpdir);
+  CHECK(clphmm_tuning_file_update(path, "Dev One", "8x4/64,16x8/64") ==
+            CLPHMM_SUCCESS,
+        "create in new directories: %s", clphmm_last_error(NULL));
+  const char *t = read_text(path);
+  CHECK(strstr(t, "name=\"Dev One\" variants=8x4/64,16x8/64\n") != NULL,
+        "new entry written: %s", t);
+  /* Keep comments and other entries; replace only the same name alone. */
+  write_file(path, "# mine\n"
+                   "type=gpu variants=4x4\n"
+                   "name=\"Dev One\" vendor=X variants=2x2\n"
+                   "name=\"Dev One\" variants=1x1\n"
+                   "name=\"Dev Two\" variants=1x2\n");
+  CHECK(clphmm_tuning_file_update(path, "Dev One", "8x8") == CLPHMM_SUCCESS,
+        "replace: %s", clphmm_last_error(NULL));
+  t = read_text(path);
+  CHECK(!strcmp(t, "# mine\n"
+                   "type=gpu variants=4x4\n"
+                   "name=\"Dev One\" vendor=X variants=2x2\n"
+                   "name=\"Dev One\" variants=8x8\n"
+                   "name=\"Dev Two\" variants=1x2\n"),
+        "only the entry keyed by the name alone changed:\n%s", t);
+  CHECK(clphmm_tuning_file_update(path, "Dev Three", "4x4/128") ==
+            CLPHMM_SUCCESS,
+        "append");
+  t = read_text(path);
+  CHECK(strstr(t, "variants=1x2\nname=\"Dev Three\" variants=4x4/128\n"),
+        "appended at the end:\n%s", t);
+  cph_tuning_table tab;
+  CHECK(cph_tuning_load(path, &tab) == CLPHMM_SUCCESS && tab.n == 5,
+        "the result parses");
+  cph_tuning_free(&tab);
+  /* Refusals leave the file alone. */
+  char before[8192];
+  snprintf(before, sizeof before, "%s", read_text(path));
+  CHECK(clphmm_tuning_file_update(path, "Dev", "8x") ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            !strcmp(before, read_text(path)),
+        "bad variants refused");
+  CHECK(clphmm_tuning_file_update(path, "a\"b", "8x4") ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            clphmm_tuning_file_update(path, "", "8x4") ==
+                CLPHMM_ERROR_INVALID_ARGUMENT,
+        "bad names refused");
+  write_file(path, "variants=8x4\nbroken\n");
+  CHECK(clphmm_tuning_file_update(path, "Dev", "8x4") == CLPHMM_ERROR_PARSE &&
+            strstr(clphmm_last_error(NULL), "tuning.txt:2:") &&
+            !strcmp(read_text(path), "variants=8x4\nbroken\n"),
+        "a malformed file is not rewritten: %s", clphmm_last_error(NULL));
+}
+
+/* ---- On the machine's device --------------------------------------------- */
+
+static void test_device_plan(void) {
+  size_t n = 0;
+  if (clphmm_device_count(&n) || n == 0) {
+    if (getenv("CLPHMM_TEST_REQUIRE_DEVICE"))
+      CHECK(0, "an OpenCL device is required");
+    else
+      printf("skip: device checks (no OpenCL device)\n");
+    return;
+  }
+  clear_env();
+  char path[512];
+  snprintf(path, sizeof path, "%s/plan.txt", tmpdir);
+  setenv("CLPHMM_TUNING_FILE", path, 1);
+  clphmm_device_plan p;
+  CHECK(clphmm_device_get_plan(0, &p) == CLPHMM_SUCCESS &&
+            !strcmp(p.source, "builtin") && !strcmp(p.tuning_file, path) &&
+            p.variants[0],
+        "built-in plan: %s %s", p.source, clphmm_last_error(NULL));
+  CHECK(clphmm_device_get_plan(n, &p) == CLPHMM_ERROR_NO_DEVICE,
+        "index out of range");
+  CHECK(clphmm_device_get_plan(0, NULL) == CLPHMM_ERROR_INVALID_ARGUMENT,
+        "NULL plan");
+  write_file(path, "variants=16x4/64,4x4/32\n");
+  CHECK(clphmm_device_get_plan(0, &p) == CLPHMM_SUCCESS &&
+            !strcmp(p.source, "file") &&
+            !strcmp(p.variants, "4x4/32,16x4/64") &&
+            !strcmp(p.key, "generic (line 1)"),
+        "file plan, sorted by rows: %s %s %s", p.source, p.variants, p.key);
+  setenv("CLPHMM_VARIANTS", "8x8", 1);
+  CHECK(clphmm_device_get_plan(0, &p) == CLPHMM_SUCCESS &&
+            !strcmp(p.source, "env") && !strcmp(p.variants, "8x8/64"),
+        "env plan: %s %s", p.source, p.variants);
+  clear_env();
+  /* Compute with the file's table: bins follow it, stats add up. */
+  clphmm_context *ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(NULL, &ctx), CLPHMM_SUCCESS, NULL);
+  if (ctx) {
+    enum { NR = 6 };
+    static const size_t len[NR] = {3, 16, 17, 40, 64, 100};
+    char bases[256];
+    uint8_t q[256];
+    memset(q, 30, sizeof q);
+    for (size_t i = 0; i < sizeof bases; i++)
+      bases[i] = "ACGT"[(i * 5 + i / 3) % 4];
+    clphmm_read r[NR];
+    for (int i = 0; i < NR; i++)
+      r[i] = (clphmm_read){bases, q, q, q, q, len[i]};
+    clphmm_haplotype h = {bases + 1, 120};
+    clphmm_batch b = {r, NR, &h, 1};
+    double out[NR];
+    CHECK_STATUS(clphmm_compute(ctx, &b, 1, out), CLPHMM_SUCCESS, ctx);
+    clphmm_stats s;
+    clphmm_context_stats(ctx, &s);
+    CHECK(s.n_bins == 2 && s.bins[0].max_rows == 16 &&
+              s.bins[1].max_rows == 64 && !strcmp(s.bins[1].variant, "16x4/64"),
+          "bins from the file: %zu", s.n_bins);
+    CHECK(s.bins[0].pairs == 2 && s.bins[1].pairs == 4 + s.rescued_pairs,
+          "pairs per bin: %llu %llu (rescued %llu)",
+          (unsigned long long)s.bins[0].pairs,
+          (unsigned long long)s.bins[1].pairs,
+          (unsigned long long)s.rescued_pairs);
+    CHECK(s.bins[0].cells == (3 + 16) * 120 && s.bins[0].launches == 1,
+          "cells per bin: %llu", (unsigned long long)s.bins[0].cells);
+    double sum = s.bins[0].kernel_seconds + s.bins[1].kernel_seconds;
+    CHECK(sum > 0 && sum <= s.kernel_seconds * 1.000001 &&
+              sum >= s.kernel_seconds * 0.999999,
+          "bin kernel times add up: %g vs %g", sum, s.kernel_seconds);
+    clphmm_context_destroy(ctx);
+  }
+  /* A malformed file stops context creation with file and line. */
+  write_file(path, "\nvariants=8x4 bogus=1\n");
+  ctx = NULL;
+  CHECK(clphmm_context_create(NULL, &ctx) == CLPHMM_ERROR_PARSE && !ctx &&
+            strstr(clphmm_last_error(NULL), "plan.txt:2: unknown field"),
+        "malformed file: %s", clphmm_last_error(NULL));
+  CHECK(clphmm_device_get_plan(0, &p) == CLPHMM_ERROR_PARSE,
+        "malformed file: plan error too");
+  unlink(path);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "%s/clphmm-tuning-XXXXXX",
+           getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_builtin_chain();
+  test_file_match();
+  test_file_errors();
+  test_load();
+  test_env();
+  test_update();
+  test_device_plan();
+  test_path();
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0)
+    printf("note: could not remove %s\n", tmpdir);
+  return test_finish();
+}
