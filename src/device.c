@@ -73,8 +73,7 @@ static void fill_info(size_t index, cph_device *dev) {
   dev_string(d, CL_DEVICE_VENDOR, in->vendor, sizeof in->vendor);
   dev_string(d, CL_DEVICE_VERSION, in->version, sizeof in->version);
   dev_string(d, CL_DRIVER_VERSION, in->driver, sizeof in->driver);
-  dev_string(d, CL_DEVICE_EXTENSIONS, dev->extensions,
-             sizeof dev->extensions);
+  dev_string(d, CL_DEVICE_EXTENSIONS, dev->extensions, sizeof dev->extensions);
   if (cph_cl.GetPlatformInfo(dev->platform, CL_PLATFORM_NAME,
                              sizeof in->platform - 1, in->platform,
                              NULL) != CL_SUCCESS)
@@ -96,8 +95,8 @@ static void fill_info(size_t index, cph_device *dev) {
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ul, &ul,
                            NULL) == CL_SUCCESS)
     in->global_mem_bytes = ul;
-  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul,
-                           NULL) == CL_SUCCESS)
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul, NULL) ==
+      CL_SUCCESS)
     in->local_mem_bytes = ul;
   cl_device_fp_config fp = 0;
   cph_cl.GetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
@@ -107,6 +106,9 @@ static void fill_info(size_t index, cph_device *dev) {
   size_t wg = 0;
   cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
   dev->max_work_group_size = wg ? wg : 1;
+  ul = 0;
+  cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul, NULL);
+  dev->max_alloc_bytes = ul ? ul : in->global_mem_bytes / 4;
 }
 
 static clphmm_status open_from(const flat_list *list, size_t index,

@@ -10,8 +10,9 @@ typedef struct cph_device {
   cl_device_id id;
   clphmm_device_info info;
   char extensions[4096];
-  int has_subgroups;         /* cl_khr_subgroups or cl_intel_subgroups */
+  int has_subgroups; /* cl_khr_subgroups or cl_intel_subgroups */
   size_t max_work_group_size;
+  uint64_t max_alloc_bytes; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE: one buffer */
 } cph_device;
 
 /* Number of devices over all platforms (loads OpenCL first). */
