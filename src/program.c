@@ -34,8 +34,7 @@ int cph_shuffle_parse(const char *name) {
 
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
-  snprintf(buf, n,
-           "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
+  snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
            "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
            v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
            extra && *extra ? " " : "", extra && *extra ? extra : "");
@@ -50,7 +49,8 @@ static clphmm_status load_file(const char *name, char **text) {
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     if (!f)
-      return cph_error(CLPHMM_ERROR_IO, "%s: cannot open kernel source", path);
+      return cph_error(CLPHMM_ERROR_IO, "%s: cannot open kernel source",
+                       path);
     fseek(f, 0, SEEK_END);
     long size = ftell(f);
     fseek(f, 0, SEEK_SET);
