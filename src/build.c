@@ -151,17 +151,17 @@ static int try_cache(const cph_builder *b, const char *key, const char *opts,
     return -1;
   unsigned char *bin = NULL;
   size_t size = 0;
-  char why[CPH_CACHE_PATH_MAX + 256];
+  char why[CPH_CACHE_PATH_MAX + 512], refused[256];
   cph_cache_result r =
       cph_cache_get(b->cache, key, &bin, &size, why, sizeof why);
   if (r == CPH_CACHE_HIT) {
     cl_program prog = NULL;
     cl_int err;
-    int bad = from_binary(b, bin, size, opts, &prog, why, sizeof why);
+    int bad = from_binary(b, bin, size, opts, &prog, refused, sizeof refused);
     free(bin);
     if (!bad && make_kernel(prog, &out->kernel, &err)) {
       cph_cl.ReleaseProgram(prog);
-      snprintf(why, sizeof why, "clCreateKernel failed with %s (%d)",
+      snprintf(refused, sizeof refused, "clCreateKernel failed with %s (%d)",
                cph_cl_error_name(err), (int)err);
       bad = 1;
     }
@@ -170,6 +170,10 @@ static int try_cache(const cph_builder *b, const char *key, const char *opts,
       b->diag->programs_loaded++;
       return 0;
     }
+    char path[CPH_CACHE_PATH_MAX + 32];
+    cph_cache_entry_path(b->cache, key, path, sizeof path);
+    snprintf(why, sizeof why, "%s: the driver refused the binary: %s", path,
+             refused);
     cph_cache_remove(b->cache, key);
     r = CPH_CACHE_REJECTED;
   }

@@ -39,15 +39,22 @@ static void release_mem(cl_mem *m) {
 }
 
 /* Errors that mean "not enough device memory for this much work": the
- * caller halves the work and tries again. */
-static int is_alloc_error(cl_int err) {
-  return err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
-         err == CL_OUT_OF_RESOURCES || err == CL_INVALID_BUFFER_SIZE;
+ * caller halves the work and tries again. Buffer creation may also report
+ * a shortage as CL_OUT_OF_RESOURCES or, past the largest allocation,
+ * CL_INVALID_BUFFER_SIZE; drivers that allocate lazily report it when the
+ * buffer is first used, as CL_MEM_OBJECT_ALLOCATION_FAILURE. (A launch
+ * failing with CL_OUT_OF_RESOURCES is not retried: on some drivers it
+ * means that an earlier kernel crashed.) */
+static int is_alloc_error(const char *call, cl_int err) {
+  if (err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    return 1;
+  return !strcmp(call, "clCreateBuffer") &&
+         (err == CL_OUT_OF_RESOURCES || err == CL_INVALID_BUFFER_SIZE);
 }
 
 static clphmm_status cl_failed(clphmm_context *ctx, const char *call,
                                cl_int err, const char *what) {
-  ctx->alloc_failed = is_alloc_error(err);
+  ctx->alloc_failed = is_alloc_error(call, err);
   return cph_cl_fail(CLPHMM_ERROR_OPENCL, call, err, what);
 }
 

@@ -1,0 +1,18 @@
+# Fault injection: tests/clshim.c is an OpenCL library that forwards to the
+# real ICD loader and fails chosen calls (see its header); test_faults loads
+# it as clphmm's OpenCL library and forces each fault, and test_faults_cli
+# checks what the `clphmm` command says when OpenCL is missing or fails.
+add_library(cph_clshim MODULE clshim.c)
+target_include_directories(cph_clshim PRIVATE ${PROJECT_SOURCE_DIR}/src
+                           ${PROJECT_SOURCE_DIR}/include)
+target_include_directories(cph_clshim SYSTEM PRIVATE
+                           ${CLPHMM_OPENCL_INCLUDE_DIR})
+target_link_libraries(cph_clshim PRIVATE ${CMAKE_DL_LIBS})
+clphmm_set_flags(cph_clshim)
+
+clphmm_add_test(test_faults test_faults.c workload.c)
+target_compile_definitions(test_faults PRIVATE
+  CLPHMM_TEST_SHIM="$<TARGET_FILE:cph_clshim>")
+target_link_libraries(test_faults PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(test_faults cph_clshim)
+set_tests_properties(test_faults PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77)
