@@ -16,3 +16,18 @@ target_compile_definitions(test_faults PRIVATE
 target_link_libraries(test_faults PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(test_faults cph_clshim)
 set_tests_properties(test_faults PROPERTIES TIMEOUT 1200 SKIP_RETURN_CODE 77)
+
+# Determinism: bit-identical results whatever the chunking (test_determinism)
+# and the OpenCL thread count (test_determinism_threads).
+clphmm_add_test(test_determinism test_determinism.c workload.c)
+set_tests_properties(test_determinism PROPERTIES TIMEOUT 1200
+                     SKIP_RETURN_CODE 77)
+if(CLPHMM_BASH)
+  add_test(NAME test_determinism_threads
+           COMMAND ${CLPHMM_BASH}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/test_determinism.sh
+                   $<TARGET_FILE:test_determinism>
+                   ${CMAKE_CURRENT_BINARY_DIR}/determinism)
+  set_tests_properties(test_determinism_threads PROPERTIES
+    ENVIRONMENT "${CLPHMM_TEST_ENV}" TIMEOUT 1200 SKIP_RETURN_CODE 77)
+endif()
