@@ -31,3 +31,12 @@ if(CLPHMM_BASH)
   set_tests_properties(test_determinism_threads PROPERTIES
     ENVIRONMENT "${CLPHMM_TEST_ENV}" TIMEOUT 1200 SKIP_RETURN_CODE 77)
 endif()
+
+if(CLPHMM_BASH)
+  add_test(NAME test_faults_cli
+           COMMAND ${CLPHMM_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_faults_cli.sh
+                   $<TARGET_FILE:clphmm_cli> $<TARGET_FILE:cph_clshim>
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(test_faults_cli PROPERTIES
+    ENVIRONMENT "${CLPHMM_TEST_ENV}" TIMEOUT 600)
+endif()
