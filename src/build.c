@@ -205,6 +205,7 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *v,
   cph_variant_options(v, dbl, opts, sizeof opts);
   memset(out, 0, sizeof *out);
   out->variant = *v;
+  out->dbl = dbl;
   clphmm_status st = CLPHMM_SUCCESS;
   if (b->cache->readable) {
     st = cph_program_source_id(id, sizeof id);
@@ -225,9 +226,20 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *v,
                        "creating kernel 'pairhmm'");
   }
   out->program = prog;
-  if (b->cache->readable)
-    store(b, key, prog);
+  out->unsaved = b->cache->readable && b->cache->writable;
   return CLPHMM_SUCCESS;
+}
+
+void cph_kernel_save(const cph_builder *b, cph_kernel *k) {
+  if (!k->unsaved || !k->program)
+    return;
+  k->unsaved = 0;
+  char opts[1024], id[128], key[KEY_MAX];
+  cph_variant_options(&k->variant, k->dbl, opts, sizeof opts);
+  if (cph_program_source_id(id, sizeof id) != CLPHMM_SUCCESS)
+    return;
+  cph_cache_key(b->dev, id, opts, key, sizeof key);
+  store(b, key, k->program);
 }
 
 /* The smallest generic variant, within the device's work-group limit. */

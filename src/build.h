@@ -32,6 +32,12 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *v,
 clphmm_status cph_kernel_obtain(const cph_builder *b, const cph_variant *v,
                                 int dbl, cph_kernel *out);
 
+/* Store a kernel built from source in the cache. Called after its first
+ * launches: some drivers (PoCL) then include the code they generated for
+ * the launch's work-group size in the binary, so that a warm start has
+ * nothing left to compile. */
+void cph_kernel_save(const cph_builder *b, cph_kernel *k);
+
 void cph_kernel_release(cph_kernel *k);
 
 /* "16x8/64 local fma" */

@@ -115,9 +115,20 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   return CLPHMM_SUCCESS;
 }
 
+/* Store the kernels built from source since the last call in the cache. */
+static void save_kernels(clphmm_context *ctx) {
+  cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      cph_kernel_save(&b, &ctx->kernels[d][v]);
+  ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
+}
+
 void clphmm_context_destroy(clphmm_context *ctx) {
   if (!ctx)
     return;
+  if (!ctx->broken)
+    save_kernels(ctx); /* built but never launched */
   release_cl(ctx);
   free(ctx);
 }
@@ -385,6 +396,8 @@ clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
     return ctx_fail(ctx, not_usable());
   uint64_t fallbacks = ctx->diag.variant_fallbacks;
   clphmm_status st = compute(ctx, batches, n_batches, out);
+  if (!st)
+    save_kernels(ctx);
   if (st == CLPHMM_ERROR_OPENCL)
     st = after_failure(ctx, st);
   if (!st && ctx->diag.variant_fallbacks > fallbacks)

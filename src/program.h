@@ -36,6 +36,8 @@ typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
   cph_variant variant;
+  int dbl;     /* built for double precision */
+  int unsaved; /* built from source, not yet in the kernel cache */
 } cph_kernel;
 
 /* The canonical (sorted) build options of a variant in a precision. */
