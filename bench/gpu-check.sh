@@ -47,9 +47,10 @@ if [ -z "${SKIP_SASS:-}" ] && command -v ptxas >/dev/null; then
   # Build each variant with the verbose NVIDIA compiler and keep the PTX.
   rm -f "$OUT/build.log"
   for L in ${SASS_LENGTHS:-64 128 256 512}; do
-    CLPHMM_BUILD_OPTIONS=-cl-nv-verbose CLPHMM_BUILD_LOG="$OUT/build.log" \
-      "$BUILD/tools/clphmm-bench" --device gpu \
-      --synthetic read=$L,hap=$L,pairs=64 -n 1 >/dev/null 2>&1
+    CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS=-cl-nv-verbose \
+      CLPHMM_BUILD_LOG="$OUT/build.log" "$BUILD/tools/clphmm-bench" \
+      --device gpu --synthetic read=$L,hap=$L,pairs=64 -n 1 --no-startup \
+      >/dev/null 2>&1
   done
   # The binary is PTX text followed by a metadata section and a NUL.
   tr -d '\000' <"$OUT/build.log" | awk -v out="$OUT" '

@@ -12,15 +12,24 @@ DEV=$1 CELLS=$2 SPEC=$3
 BUILD=${BUILD:-build-bench}
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
   cmake --build "$BUILD" -j "$(nproc)" >/dev/null || exit 1
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-sweep.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+field() { # NAME: a scalar of the run in $TMP/run.json
+  grep '"device":' "$TMP/run.json" | sed 's/, "bins".*//' |
+    sed -n "s/.*\"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1
+}
 IFS=';' read -ra ITEMS <<<"$SPEC"
 for item in "${ITEMS[@]}"; do
   L=${item%%:*}
   for v in ${item#*:}; do
-    out=$(CLPHMM_VARIANTS=$v "$BUILD/tools/clphmm-bench" --device "$DEV" \
+    if ! out=$(CLPHMM_VARIANTS=$v "$BUILD/tools/clphmm-bench" --device "$DEV" \
       --precision "${PRECISION:-float}" --synthetic "read=$L,hap=$L,cells=$CELLS" \
-      -n 3 2>&1)
-    t=$(echo "$out" | sed -n 's/.* \([0-9.]*\) TCUPS.*/\1/p')
-    e=$(echo "$out" | sed -n 's/.*max|err| \([^ ]*\).*/\1/p')
-    printf "L=%-5s %-12s %-7s TCUPS  max|err| %s\n" "$L" "$v" "${t:-FAIL}" "${e:-$out}"
+      -n 3 --no-startup --json "$TMP/run.json" 2>&1); then
+      printf "L=%-5s %-12s FAILED %s\n" "$L" "$v" "$(echo "$out" | tail -3)"
+      continue
+    fi
+    t=$(awk -v g="$(field gcups_kernel)" 'BEGIN { printf "%.3f", g / 1000 }')
+    printf "L=%-5s %-12s %-7s TCUPS  rescued %s  max|err| %s\n" "$L" "$v" "$t" \
+      "$(field rescued_pairs)" "$(field max_abs_error)"
   done
 done

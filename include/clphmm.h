@@ -156,6 +156,16 @@ typedef struct clphmm_options {
   /* Upper bound on matrix cells per kernel launch; 0 = library default.
    * Bigger inputs are split into chunks. */
   uint64_t max_cells_per_launch;
+  /* Directory of the on-disk cache of compiled kernels. NULL means
+   * $CLPHMM_CACHE_DIR when set, else $XDG_CACHE_HOME/clphmm, else
+   * ~/.cache/clphmm; "" (here or in the variable) turns the cache off. An
+   * unusable directory only turns caching off (see clphmm_diagnostics). */
+  const char *cache_dir;
+  /* Device memory, in bytes, that one launch and its inputs should stay
+   * within; 0 = half the device's global memory. Work is split into chunks
+   * to fit. Independently of it, when the device fails an allocation the
+   * work is halved and retried, down to a single pair. */
+  uint64_t max_device_bytes;
 } clphmm_options;
 
 /* Fill `options` with the defaults (float precision, default device). */
@@ -207,6 +217,36 @@ typedef struct clphmm_stats {
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);
+
+/* Build everything the context may need now instead of on first use: the
+ * kernels of every read-length bin in its precision (and, in float mode on
+ * devices with fp64, the double kernels of the rescue). Loads them from the
+ * kernel cache when it has them. */
+CLPHMM_API clphmm_status clphmm_context_warmup(clphmm_context *context);
+
+/* What happened behind the scenes since the context was created: kernel
+ * builds and the kernel cache, fallbacks, retries and recoveries. */
+typedef struct clphmm_diagnostics {
+  uint64_t programs_compiled; /* kernel programs compiled from source */
+  uint64_t programs_loaded;   /* kernel programs built from cached binaries */
+  uint64_t cache_writes;      /* entries written to the kernel cache */
+  uint64_t cache_rejected;    /* corrupt, truncated, foreign or unloadable
+                                 cache entries deleted (then rebuilt) */
+  uint64_t variant_fallbacks; /* kernels that failed to build and were
+                                 replaced by a simpler variant */
+  uint64_t alloc_retries;     /* device allocation failures answered by
+                                 halving the work */
+  uint64_t resets;            /* OpenCL contexts recreated after a failure */
+  int cache_enabled;          /* entries are looked up in cache_dir */
+  int cache_writable;         /* new entries are written to cache_dir */
+  char cache_dir[1024];       /* the cache directory ("" when none) */
+  /* Notes, oldest first, one per line: why the cache is off or read-only,
+   * rejected entries, variant fallbacks (with the build error), resets. */
+  char detail[4096];
+} clphmm_diagnostics;
+CLPHMM_API clphmm_status
+clphmm_context_diagnostics(const clphmm_context *context,
+                           clphmm_diagnostics *diagnostics);
 
 /* Detailed message for the last failure. With a context: that context's
  * last failure. With NULL: the last failure on this thread of a call that

@@ -11,7 +11,9 @@
 
 #define DEFAULT_MAX_CELLS ((uint64_t)1 << 32)
 
-const char *clphmm_version(void) { return CLPHMM_VERSION_STRING; }
+const char *clphmm_version(void) {
+  return CLPHMM_VERSION_STRING;
+}
 
 void clphmm_options_init(clphmm_options *o) {
   if (!o)
@@ -27,6 +29,10 @@ static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
   return st;
 }
 
+static clphmm_status reset(clphmm_context *ctx);
+static clphmm_status not_usable(void);
+static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st);
+
 static clphmm_status open_queue(clphmm_context *ctx) {
   cl_int err;
   ctx->cl = cph_cl.CreateContext(NULL, 1, &ctx->dev.id, NULL, NULL, &err);
@@ -39,6 +45,32 @@ static clphmm_status open_queue(clphmm_context *ctx) {
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        ctx->dev.info.name);
   return CLPHMM_SUCCESS;
+}
+
+static void open_cache(clphmm_context *ctx, const char *dir) {
+  cph_cache_open(&ctx->cache, dir);
+  ctx->diag.cache_enabled = ctx->cache.readable;
+  ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
+  snprintf(ctx->diag.cache_dir, sizeof ctx->diag.cache_dir, "%s",
+           ctx->cache.readable ? ctx->cache.dir : "");
+  if (ctx->cache.note[0])
+    cph_diag_note(&ctx->diag, "%s", ctx->cache.note);
+}
+
+static void release_kernels(clphmm_context *ctx) {
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      cph_kernel_release(&ctx->kernels[d][v]);
+}
+
+static void release_cl(clphmm_context *ctx) {
+  release_kernels(ctx);
+  if (ctx->queue)
+    cph_cl.ReleaseCommandQueue(ctx->queue);
+  if (ctx->cl)
+    cph_cl.ReleaseContext(ctx->cl);
+  ctx->queue = NULL;
+  ctx->cl = NULL;
 }
 
 clphmm_status clphmm_context_create(const clphmm_options *options,
@@ -58,9 +90,14 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   if (!ctx)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
   ctx->precision = o.precision;
-  ctx->max_cells = o.max_cells_per_launch ? o.max_cells_per_launch
-                                          : DEFAULT_MAX_CELLS;
+  ctx->max_cells =
+      o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
   clphmm_status st = cph_device_select(o.device, &ctx->dev);
+  ctx->max_device_bytes = o.max_device_bytes
+                              ? o.max_device_bytes
+                              : ctx->dev.info.global_mem_bytes / 2;
+  if (!st)
+    open_cache(ctx, o.cache_dir);
   if (!st && o.precision == CLPHMM_PRECISION_DOUBLE && !ctx->dev.info.has_fp64)
     st = cph_error(CLPHMM_ERROR_NO_DEVICE,
                    "%s has no double precision (cl_khr_fp64); use float "
@@ -80,16 +117,21 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   return CLPHMM_SUCCESS;
 }
 
+/* Store the kernels built from source since the last call in the cache. */
+static void save_kernels(clphmm_context *ctx) {
+  cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      cph_kernel_save(&b, &ctx->kernels[d][v]);
+  ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
+}
+
 void clphmm_context_destroy(clphmm_context *ctx) {
   if (!ctx)
     return;
-  for (int d = 0; d < 2; d++)
-    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
-      cph_kernel_release(&ctx->kernels[d][v]);
-  if (ctx->queue)
-    cph_cl.ReleaseCommandQueue(ctx->queue);
-  if (ctx->cl)
-    cph_cl.ReleaseContext(ctx->cl);
+  if (!ctx->broken)
+    save_kernels(ctx); /* built but never launched */
+  release_cl(ctx);
   free(ctx);
 }
 
@@ -97,12 +139,45 @@ clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
                                  const cph_kernel **kernel) {
   cph_kernel *k = &ctx->kernels[dbl][v];
   if (!k->kernel) {
-    clphmm_status st =
-        cph_kernel_build(ctx->cl, &ctx->dev, &ctx->variants[dbl].v[v], dbl, k);
+    cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
+    clphmm_status st = cph_kernel_obtain(&b, &ctx->variants[dbl].v[v], dbl, k);
+    ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
     if (st)
       return st;
   }
   *kernel = k;
+  return CLPHMM_SUCCESS;
+}
+
+static clphmm_status warmup(clphmm_context *ctx) {
+  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  const int rescue = !dbl && ctx->dev.info.has_fp64;
+  for (int d = dbl; d <= (dbl || rescue); d++)
+    for (size_t v = 0; v < ctx->variants[d].n; v++) {
+      const cph_kernel *k;
+      clphmm_status st = cph_context_kernel(ctx, v, d, &k);
+      if (st)
+        return st;
+    }
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_warmup(clphmm_context *ctx) {
+  if (!ctx)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
+    return ctx_fail(ctx, not_usable());
+  clphmm_status st = warmup(ctx);
+  if (st == CLPHMM_ERROR_OPENCL)
+    st = after_failure(ctx, st);
+  return ctx_fail(ctx, st);
+}
+
+clphmm_status clphmm_context_diagnostics(const clphmm_context *ctx,
+                                         clphmm_diagnostics *d) {
+  if (!ctx || !d)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  *d = ctx->diag;
   return CLPHMM_SUCCESS;
 }
 
@@ -129,8 +204,8 @@ const char *clphmm_last_error(const clphmm_context *ctx) {
 /* Pack every batch (each read and haplotype once) and list the pairs that
  * need computing; empty reads or haplotypes give -inf right away. */
 static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
-                                  cph_pack *pack, cph_job *jobs,
-                                  size_t *n_jobs, double *results) {
+                                  cph_pack *pack, cph_job *jobs, size_t *n_jobs,
+                                  double *results) {
   size_t k = 0, nj = 0;
   for (size_t b = 0; b < n; b++) {
     const clphmm_batch *bt = &batches[b];
@@ -205,8 +280,8 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
 }
 
 /* Turn scaled sums into log10 likelihoods; collect the pairs to rescue. */
-static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs,
-                            size_t n, const double *sums, double *results) {
+static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs, size_t n,
+                            const double *sums, double *results) {
   if (ctx->precision == CLPHMM_PRECISION_DOUBLE) {
     for (size_t i = 0; i < n; i++)
       results[jobs[i].out] = cph_log10_double(sums[i]);
@@ -225,6 +300,48 @@ static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs,
   clphmm_status st = rescue(ctx, jobs, which, nr, results);
   free(which);
   return st;
+}
+
+/* After an OpenCL call failed mid-run, the queue (on some drivers the whole
+ * OpenCL context) may be unusable: start over with a fresh context and
+ * queue; kernels are rebuilt on demand (from the kernel cache). */
+static clphmm_status reset(clphmm_context *ctx) {
+  release_cl(ctx);
+  ctx->diag.resets++;
+  clphmm_status st = open_queue(ctx);
+  ctx->broken = st != CLPHMM_SUCCESS;
+  if (st) {
+    release_cl(ctx);
+    cph_diag_note(&ctx->diag, "reset failed: %s", cph_error_message());
+  }
+  return st;
+}
+
+static clphmm_status not_usable(void) {
+  char why[CPH_ERROR_MAX / 2];
+  snprintf(why, sizeof why, "%s", cph_error_message());
+  return cph_error(CLPHMM_ERROR_OPENCL,
+                   "the context is not usable: an earlier OpenCL failure "
+                   "left it without an OpenCL context, and recreating one "
+                   "failed: %s",
+                   why);
+}
+
+/* An OpenCL failure: say in the message whether the context survives. */
+static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st) {
+  char msg[CPH_ERROR_MAX];
+  snprintf(msg, sizeof msg, "%s", cph_error_message());
+  if (reset(ctx) == CLPHMM_SUCCESS)
+    return cph_error(st,
+                     "%s (the OpenCL context was recreated; this "
+                     "clphmm context stays usable)",
+                     msg);
+  char why[CPH_ERROR_MAX / 2];
+  snprintf(why, sizeof why, "%s", cph_error_message());
+  return cph_error(st,
+                   "%s (recreating the OpenCL context failed, so this "
+                   "clphmm context is not usable now: %s)",
+                   msg, why);
 }
 
 /* Zero the statistics and name the bins (one per variant). */
@@ -288,5 +405,19 @@ clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
                              size_t n_batches, double *out) {
   if (!ctx)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
-  return ctx_fail(ctx, compute(ctx, batches, n_batches, out));
+  /* A context left broken by an earlier failure gets one more try. */
+  if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
+    return ctx_fail(ctx, not_usable());
+  uint64_t fallbacks = ctx->diag.variant_fallbacks;
+  clphmm_status st = compute(ctx, batches, n_batches, out);
+  if (!st)
+    save_kernels(ctx);
+  if (st == CLPHMM_ERROR_OPENCL)
+    st = after_failure(ctx, st);
+  if (!st && ctx->diag.variant_fallbacks > fallbacks)
+    snprintf(ctx->error, sizeof ctx->error,
+             "not an error: kernel variants were replaced after a build "
+             "failure; see clphmm_context_diagnostics:\n%s",
+             ctx->diag.detail);
+  return ctx_fail(ctx, st);
 }

@@ -10,7 +10,7 @@ typedef struct cph_device {
   cl_device_id id;
   clphmm_device_info info;
   char extensions[4096];
-  int has_subgroups;         /* cl_khr_subgroups or cl_intel_subgroups */
+  int has_subgroups; /* cl_khr_subgroups or cl_intel_subgroups */
   size_t max_work_group_size;
   uint64_t max_alloc_bytes;  /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown) */
   char arch[64]; /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */

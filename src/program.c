@@ -4,13 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "cl_sources.h"
 #include "error.h"
 
 /* Files concatenated, in order, into every program. */
 static const char *const program_files[] = {"prelude.cl", "shuffle.cl",
                                             "pairhmm.cl"};
-#define N_PROGRAM_FILES (sizeof program_files / sizeof *program_files)
+_Static_assert(sizeof program_files / sizeof *program_files ==
+                   CPH_N_PROGRAM_FILES,
+               "CPH_N_PROGRAM_FILES");
 
 const char *cph_shuffle_name(cph_shuffle s) {
   switch (s) {
@@ -37,27 +40,6 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
            "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
            v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
            extra && *extra ? " " : "", extra && *extra ? extra : "");
-}
-
-size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
-  const size_t real = dbl ? 8 : 4, vw = 16 / real;
-  const size_t nq = (v->c + vw - 1) / vw;
-  const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
-  const size_t slot = 6 * sym_stride + (v->g < 8 ? v->g : 0);
-  size_t bytes = (size_t)(wg / v->g) * slot * 16;
-  if (v->shuffle == CPH_SHUFFLE_LOCAL)
-    bytes += (size_t)wg * (3 * real + 4);
-  return bytes;
-}
-
-cph_variant cph_variant_fit(const cph_variant *v, int dbl,
-                            const cph_device *dev) {
-  cph_variant f = *v;
-  const uint64_t have = dev->info.local_mem_bytes;
-  while (have && f.wg >= 2 * f.g && (f.wg / f.g) % 2 == 0 &&
-         cph_variant_local_bytes(&f, f.wg, dbl) > have)
-    f.wg /= 2;
-  return f;
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -96,106 +78,64 @@ static clphmm_status load_file(const char *name, char **text) {
                    "kernel source %s is not embedded in the library", name);
 }
 
-static clphmm_status build_failed(cl_program prog, const cph_device *dev,
-                                  cl_int err, const char *opts) {
-  char log[CPH_ERROR_MAX / 2];
-  log[0] = '\0';
-  size_t len = 0;
-  cph_cl.GetProgramBuildInfo(prog, dev->id, CL_PROGRAM_BUILD_LOG,
-                             sizeof log - 1, log, &len);
-  log[sizeof log - 1] = '\0';
-  return cph_error(CLPHMM_ERROR_BUILD_FAILED,
-                   "building the kernel for %s with options '%s' failed "
-                   "with %s (%d); build log:\n%s",
-                   dev->info.name, opts, cph_cl_error_name(err), (int)err,
-                   log);
-}
-
-/* Kernel development aid: with CLPHMM_BUILD_LOG=FILE, append each build's
- * options and compiler log (register use with -cl-nv-verbose) to FILE. */
-static void append_build_log(cl_program prog, const cph_device *dev,
-                             const char *opts) {
-  const char *path = getenv("CLPHMM_BUILD_LOG");
-  if (!path || !*path)
-    return;
-  char log[16384];
-  log[0] = '\0';
-  cph_cl.GetProgramBuildInfo(prog, dev->id, CL_PROGRAM_BUILD_LOG,
-                             sizeof log - 1, log, NULL);
-  log[sizeof log - 1] = '\0';
-  FILE *f = fopen(path, "a");
-  if (!f)
-    return;
-  fprintf(f, "== %s: %s\n%s\n", dev->info.name, opts, log);
-  /* The program binary too: PTX text on NVIDIA, for counting instructions
-   * in the inner loop. */
-  size_t size = 0;
-  if (cph_cl.GetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof size, &size,
-                            NULL) == CL_SUCCESS &&
-      size > 0) {
-    unsigned char *bin = malloc(size);
-    if (bin && cph_cl.GetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin,
-                                     &bin, NULL) == CL_SUCCESS) {
-      fprintf(f, "-- binary (%zu bytes)\n", size);
-      fwrite(bin, 1, size, f);
-      fputc('\n', f);
-    }
-    free(bin);
+/* Identity of the kernel sources for the binary cache: the embedded
+ * sources' SHA-256, or a hash of the files of $CLPHMM_KERNEL_DIR. */
+clphmm_status cph_program_source_id(char *buf, size_t n) {
+  const char *dir = getenv("CLPHMM_KERNEL_DIR");
+  if (!dir || !*dir) {
+    snprintf(buf, n, "embedded %s", cph_cl_sources_hash);
+    return CLPHMM_SUCCESS;
   }
-  fclose(f);
-}
-
-clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
-                               const cph_variant *v, int dbl,
-                               cph_kernel *out) {
-  char *texts[N_PROGRAM_FILES] = {0};
-  size_t sizes[N_PROGRAM_FILES];
-  clphmm_status st = CLPHMM_SUCCESS;
-  for (size_t i = 0; i < N_PROGRAM_FILES && !st; i++)
-    if (!(st = load_file(program_files[i], &texts[i])))
-      sizes[i] = strlen(texts[i]);
-  cl_program prog = NULL;
-  cl_int err = CL_SUCCESS;
-  char opts[1024];
-  const cph_variant fit = cph_variant_fit(v, dbl, dev);
-  cph_variant_options(&fit, dbl, opts, sizeof opts);
-  if (!st) {
-    prog = cph_cl.CreateProgramWithSource(ctx, N_PROGRAM_FILES,
-                                          (const char **)texts, sizes, &err);
-    if (err != CL_SUCCESS)
-      st = cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateProgramWithSource", err,
-                       "creating the kernel program");
-  }
-  for (size_t i = 0; i < N_PROGRAM_FILES; i++)
-    free(texts[i]);
-  if (!st && (err = cph_cl.BuildProgram(prog, 1, &dev->id, opts, NULL,
-                                        NULL)) != CL_SUCCESS)
-    st = build_failed(prog, dev, err, opts);
-  if (!st)
-    append_build_log(prog, dev, opts);
-  cl_kernel k = NULL;
-  if (!st) {
-    k = cph_cl.CreateKernel(prog, "pairhmm", &err);
-    if (err != CL_SUCCESS)
-      st = cph_cl_fail(CLPHMM_ERROR_BUILD_FAILED, "clCreateKernel", err,
-                       "creating kernel 'pairhmm'");
-  }
-  if (st) {
-    if (prog)
-      cph_cl.ReleaseProgram(prog);
+  cph_sources s;
+  clphmm_status st = cph_program_sources(&s);
+  if (st)
     return st;
+  uint64_t h = CPH_HASH64_INIT;
+  for (size_t i = 0; i < CPH_N_PROGRAM_FILES; i++) {
+    h = cph_hash64(h, program_files[i], strlen(program_files[i]) + 1);
+    h = cph_hash64(h, s.text[i], s.size[i]);
   }
-  out->program = prog;
-  out->kernel = k;
-  out->variant = fit;
+  cph_sources_free(&s);
+  snprintf(buf, n, "dir %016llx", (unsigned long long)h);
   return CLPHMM_SUCCESS;
 }
 
-void cph_kernel_release(cph_kernel *k) {
-  if (k->kernel)
-    cph_cl.ReleaseKernel(k->kernel);
-  if (k->program)
-    cph_cl.ReleaseProgram(k->program);
-  k->kernel = NULL;
-  k->program = NULL;
+clphmm_status cph_program_sources(cph_sources *s) {
+  memset(s, 0, sizeof *s);
+  for (size_t i = 0; i < CPH_N_PROGRAM_FILES; i++) {
+    clphmm_status st = load_file(program_files[i], &s->text[i]);
+    if (st) {
+      cph_sources_free(s);
+      return st;
+    }
+    s->size[i] = strlen(s->text[i]);
+  }
+  return CLPHMM_SUCCESS;
+}
+
+void cph_sources_free(cph_sources *s) {
+  for (size_t i = 0; i < CPH_N_PROGRAM_FILES; i++)
+    free(s->text[i]);
+  memset(s, 0, sizeof *s);
+}
+
+size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
+  const size_t real = dbl ? 8 : 4, vw = 16 / real;
+  const size_t nq = (v->c + vw - 1) / vw;
+  const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
+  const size_t slot = 6 * sym_stride + (v->g < 8 ? v->g : 0);
+  size_t bytes = (size_t)(wg / v->g) * slot * 16;
+  if (v->shuffle == CPH_SHUFFLE_LOCAL)
+    bytes += (size_t)wg * (3 * real + 4);
+  return bytes;
+}
+
+cph_variant cph_variant_fit(const cph_variant *v, int dbl,
+                            const cph_device *dev) {
+  cph_variant f = *v;
+  const uint64_t have = dev->info.local_mem_bytes;
+  while (have && f.wg >= 2 * f.g && (f.wg / f.g) % 2 == 0 &&
+         cph_variant_local_bytes(&f, f.wg, dbl) > have)
+    f.wg /= 2;
+  return f;
 }

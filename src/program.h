@@ -1,5 +1,5 @@
-/* Kernel variants: source assembly from the embedded .cl files, run-time
- * compilation with -D defines, and the compiled kernel handles. */
+/* Kernel variants: their -D build options and the assembly of the kernel
+ * source from the embedded .cl files (building is in build.c). */
 #ifndef CLPHMM_PROGRAM_H
 #define CLPHMM_PROGRAM_H
 
@@ -44,20 +44,31 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl);
 cph_variant cph_variant_fit(const cph_variant *v, int dbl,
                             const cph_device *dev);
 
+/* A built variant. `variant` is the one actually built: it differs from the
+ * one asked for when that failed to build and a simpler one replaced it. */
 typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
-  cph_variant variant; /* as built (cph_variant_fit) */
+  cph_variant variant;
+  int dbl;     /* built for double precision */
+  int unsaved; /* built from source, not yet in the kernel cache */
 } cph_kernel;
 
 /* The canonical (sorted) build options of a variant in a precision. */
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
-/* Build the variant for `dev` in `ctx`. On failure the error holds the
- * options and the compiler's log. */
-clphmm_status cph_kernel_build(cl_context ctx, const cph_device *dev,
-                               const cph_variant *v, int dbl,
-                               cph_kernel *out);
-void cph_kernel_release(cph_kernel *k);
+/* The kernel source files, concatenated in order into every program. */
+#define CPH_N_PROGRAM_FILES 3
+typedef struct cph_sources {
+  char *text[CPH_N_PROGRAM_FILES];
+  size_t size[CPH_N_PROGRAM_FILES];
+} cph_sources;
+
+/* Load the sources: the embedded copies, or $CLPHMM_KERNEL_DIR's files. */
+clphmm_status cph_program_sources(cph_sources *s);
+void cph_sources_free(cph_sources *s);
+
+/* A string identifying the source text (part of the binary-cache key). */
+clphmm_status cph_program_source_id(char *buf, size_t n);
 
 #endif

@@ -1,0 +1,430 @@
+/* A test-only OpenCL library that forwards every entry point clphmm uses to
+ * the real ICD loader and injects failures on demand, so the tests can
+ * force faults (a kernel that does not build, a device out of memory, a
+ * launch that fails mid-run, no platform) without any hook inside clphmm.
+ * clphmm loads it through CLPHMM_OPENCL_LIBRARY.
+ *
+ * Rules, from $CPH_SHIM_FAIL at the first call or from cph_shim_configure(),
+ * separated by commas:
+ *   FUNC[@N[+]][:CODE][~TEXT]   make calls of FUNC fail: every call, only
+ *                               the Nth (1-based), or the Nth and later;
+ *                               with CODE (default: a fitting error per
+ *                               function); ~TEXT: only calls whose build
+ *                               options contain TEXT (clBuildProgram)
+ *   mem=BYTES                   a device of BYTES bytes: clCreateBuffer
+ *                               fails when live buffers would exceed it
+ * The real library is $CPH_SHIM_REAL, else libOpenCL.so.1. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clapi.h"
+
+#define SHIM_API __attribute__((visibility("default")))
+#define MAX_RULES 16
+
+typedef struct rule {
+  char func[64];
+  long nth;  /* 0: every call */
+  int later; /* the Nth and every later call */
+  int has_code;
+  cl_int code;
+  char text[256];
+  long seen; /* matching calls so far */
+} rule;
+
+typedef struct buffer {
+  cl_mem mem;
+  size_t size;
+} buffer;
+
+static cph_cl_api real;
+static int loaded;
+static rule rules[MAX_RULES];
+static int n_rules;
+static size_t mem_limit, mem_live;
+static buffer *buffers;
+static size_t n_buffers, cap_buffers;
+
+/* Calls per entry point since the last configuration, for the tests. */
+typedef struct counter {
+  char func[64];
+  long calls;
+} counter;
+static counter counters[64];
+static int n_counters;
+
+static void load_real(void) {
+  const char *name = getenv("CPH_SHIM_REAL");
+  void *h =
+      dlopen(name && *name ? name : "libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "clshim: cannot load the real OpenCL library\n");
+    abort();
+  }
+#define LOAD(name, ret, args)                                                  \
+  {                                                                            \
+    void *sym = dlsym(h, "cl" #name);                                          \
+    memcpy(&real.name, &sym, sizeof sym);                                      \
+  }
+  CPH_CL_FUNCTIONS(LOAD)
+#undef LOAD
+}
+
+static int parse_rule(const char *s, size_t len, rule *r) {
+  char buf[512];
+  if (len >= sizeof buf)
+    return -1;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
+  memset(r, 0, sizeof *r);
+  char *text = strchr(buf, '~');
+  if (text) {
+    *text++ = '\0';
+    if (strlen(text) >= sizeof r->text)
+      return -1;
+    memcpy(r->text, text, strlen(text) + 1);
+  }
+  char *code = strchr(buf, ':');
+  if (code) {
+    *code++ = '\0';
+    r->has_code = 1;
+    r->code = (cl_int)strtol(code, NULL, 10);
+  }
+  char *at = strchr(buf, '@');
+  if (at) {
+    *at++ = '\0';
+    r->nth = strtol(at, &at, 10);
+    r->later = *at == '+';
+  }
+  if (strlen(buf) >= sizeof r->func)
+    return -1;
+  memcpy(r->func, buf, strlen(buf) + 1);
+  return 0;
+}
+
+SHIM_API int cph_shim_configure(const char *spec);
+int cph_shim_configure(const char *spec) {
+  n_rules = 0;
+  mem_limit = 0;
+  n_counters = 0;
+  for (const char *p = spec ? spec : ""; *p;) {
+    size_t len = strcspn(p, ",");
+    if (strncmp(p, "mem=", 4) == 0)
+      mem_limit = (size_t)strtoull(p + 4, NULL, 10);
+    else if (len && n_rules < MAX_RULES &&
+             parse_rule(p, len, &rules[n_rules]) == 0)
+      n_rules++;
+    else if (len)
+      return -1;
+    p += len;
+    if (*p == ',')
+      p++;
+  }
+  return 0;
+}
+
+/* Calls of `func` since the last configuration. */
+SHIM_API long cph_shim_calls(const char *func);
+long cph_shim_calls(const char *func) {
+  for (int i = 0; i < n_counters; i++)
+    if (strcmp(counters[i].func, func) == 0)
+      return counters[i].calls;
+  return 0;
+}
+
+static void init(void) {
+  if (loaded)
+    return;
+  loaded = 1;
+  load_real();
+  cph_shim_configure(getenv("CPH_SHIM_FAIL"));
+}
+
+static void count(const char *func) {
+  for (int i = 0; i < n_counters; i++)
+    if (strcmp(counters[i].func, func) == 0) {
+      counters[i].calls++;
+      return;
+    }
+  if (n_counters < 64) {
+    snprintf(counters[n_counters].func, sizeof counters[0].func, "%s", func);
+    counters[n_counters++].calls = 1;
+  }
+}
+
+/* Should this call fail? Sets *code (the rule's, else `dflt`). */
+static int fail(const char *func, const char *text, cl_int dflt, cl_int *code) {
+  init();
+  count(func);
+  for (int i = 0; i < n_rules; i++) {
+    rule *r = &rules[i];
+    if (strcmp(r->func, func) != 0)
+      continue;
+    if (r->text[0] && (!text || !strstr(text, r->text)))
+      continue;
+    r->seen++;
+    if (r->nth == 0 || r->seen == r->nth || (r->later && r->seen > r->nth)) {
+      *code = r->has_code ? r->code : dflt;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+#define FAIL(dflt) fail(__func__, NULL, (dflt), &code)
+/* For entry points that return an object and report through errcode_ret. */
+#define FAIL_OBJ(dflt, errp)                                                   \
+  do {                                                                         \
+    if (FAIL(dflt)) {                                                          \
+      if (errp)                                                                \
+        *(errp) = code;                                                        \
+      return NULL;                                                             \
+    }                                                                          \
+  } while (0)
+
+SHIM_API cl_int clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np) {
+  cl_int code;
+  if (FAIL(-1001)) { /* CL_PLATFORM_NOT_FOUND_KHR: what ICD loaders say */
+    if (np)
+      *np = 0;
+    return code;
+  }
+  return real.GetPlatformIDs(n, p, np);
+}
+
+SHIM_API cl_int clGetPlatformInfo(cl_platform_id p, cl_platform_info i,
+                                  size_t n, void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_PLATFORM))
+    return code;
+  return real.GetPlatformInfo(p, i, n, v, r);
+}
+
+SHIM_API cl_int clGetDeviceIDs(cl_platform_id p, cl_device_type t, cl_uint n,
+                               cl_device_id *d, cl_uint *nd) {
+  cl_int code;
+  if (FAIL(CL_DEVICE_NOT_FOUND)) {
+    if (nd)
+      *nd = 0;
+    return code;
+  }
+  return real.GetDeviceIDs(p, t, n, d, nd);
+}
+
+SHIM_API cl_int clGetDeviceInfo(cl_device_id d, cl_device_info i, size_t n,
+                                void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_DEVICE))
+    return code;
+  return real.GetDeviceInfo(d, i, n, v, r);
+}
+
+SHIM_API cl_context clCreateContext(
+    const cl_context_properties *props, cl_uint n, const cl_device_id *d,
+    void(CL_CALLBACK *cb)(const char *, const void *, size_t, void *),
+    void *user, cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_DEVICE_NOT_AVAILABLE, err);
+  return real.CreateContext(props, n, d, cb, user, err);
+}
+
+SHIM_API cl_int clReleaseContext(cl_context c) {
+  cl_int code;
+  if (FAIL(CL_INVALID_CONTEXT))
+    return code;
+  return real.ReleaseContext(c);
+}
+
+SHIM_API cl_command_queue clCreateCommandQueue(cl_context c, cl_device_id d,
+                                               cl_command_queue_properties p,
+                                               cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_OUT_OF_RESOURCES, err);
+  return real.CreateCommandQueue(c, d, p, err);
+}
+
+SHIM_API cl_int clReleaseCommandQueue(cl_command_queue q) {
+  cl_int code;
+  if (FAIL(CL_INVALID_COMMAND_QUEUE))
+    return code;
+  return real.ReleaseCommandQueue(q);
+}
+
+SHIM_API cl_program clCreateProgramWithSource(cl_context c, cl_uint n,
+                                              const char **s, const size_t *len,
+                                              cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_OUT_OF_HOST_MEMORY, err);
+  return real.CreateProgramWithSource(c, n, s, len, err);
+}
+
+SHIM_API cl_program clCreateProgramWithBinary(cl_context c, cl_uint n,
+                                              const cl_device_id *d,
+                                              const size_t *len,
+                                              const unsigned char **b,
+                                              cl_int *status, cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_INVALID_BINARY, err);
+  return real.CreateProgramWithBinary(c, n, d, len, b, status, err);
+}
+
+SHIM_API cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d,
+                               const char *opts,
+                               void(CL_CALLBACK *cb)(cl_program, void *),
+                               void *user) {
+  cl_int code;
+  if (fail(__func__, opts, CL_BUILD_PROGRAM_FAILURE, &code))
+    return code;
+  return real.BuildProgram(p, n, d, opts, cb, user);
+}
+
+SHIM_API cl_int clGetProgramBuildInfo(cl_program p, cl_device_id d,
+                                      cl_program_build_info i, size_t n,
+                                      void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_PROGRAM))
+    return code;
+  return real.GetProgramBuildInfo(p, d, i, n, v, r);
+}
+
+SHIM_API cl_int clGetProgramInfo(cl_program p, cl_program_info i, size_t n,
+                                 void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_PROGRAM))
+    return code;
+  return real.GetProgramInfo(p, i, n, v, r);
+}
+
+SHIM_API cl_int clReleaseProgram(cl_program p) {
+  cl_int code;
+  if (FAIL(CL_INVALID_PROGRAM))
+    return code;
+  return real.ReleaseProgram(p);
+}
+
+SHIM_API cl_kernel clCreateKernel(cl_program p, const char *name, cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_INVALID_PROGRAM_EXECUTABLE, err);
+  return real.CreateKernel(p, name, err);
+}
+
+SHIM_API cl_int clReleaseKernel(cl_kernel k) {
+  cl_int code;
+  if (FAIL(CL_INVALID_KERNEL))
+    return code;
+  return real.ReleaseKernel(k);
+}
+
+SHIM_API cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t n,
+                               const void *v) {
+  cl_int code;
+  if (FAIL(CL_INVALID_ARG_VALUE))
+    return code;
+  return real.SetKernelArg(k, i, n, v);
+}
+
+SHIM_API cl_int clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
+                                         cl_kernel_work_group_info i, size_t n,
+                                         void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_KERNEL))
+    return code;
+  return real.GetKernelWorkGroupInfo(k, d, i, n, v, r);
+}
+
+static void track(cl_mem m, size_t size) {
+  if (n_buffers == cap_buffers) {
+    cap_buffers = cap_buffers ? 2 * cap_buffers : 64;
+    buffers = realloc(buffers, cap_buffers * sizeof *buffers);
+    if (!buffers)
+      abort();
+  }
+  buffers[n_buffers++] = (buffer){m, size};
+  mem_live += size;
+}
+
+static void untrack(cl_mem m) {
+  for (size_t i = 0; i < n_buffers; i++)
+    if (buffers[i].mem == m) {
+      mem_live -= buffers[i].size;
+      buffers[i] = buffers[--n_buffers];
+      return;
+    }
+}
+
+SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
+                               void *host, cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_MEM_OBJECT_ALLOCATION_FAILURE, err);
+  if (mem_limit && (size > mem_limit || mem_live > mem_limit - size)) {
+    if (err)
+      *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+    return NULL;
+  }
+  cl_mem m = real.CreateBuffer(c, f, size, host, err);
+  if (m)
+    track(m, size);
+  return m;
+}
+
+SHIM_API cl_int clReleaseMemObject(cl_mem m) {
+  cl_int code;
+  if (FAIL(CL_INVALID_MEM_OBJECT))
+    return code;
+  untrack(m);
+  return real.ReleaseMemObject(m);
+}
+
+SHIM_API cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem m,
+                                     cl_bool block, size_t off, size_t n,
+                                     const void *p, cl_uint ne,
+                                     const cl_event *w, cl_event *e) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.EnqueueWriteBuffer(q, m, block, off, n, p, ne, w, e);
+}
+
+SHIM_API cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool block,
+                                    size_t off, size_t n, void *p, cl_uint ne,
+                                    const cl_event *w, cl_event *e) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.EnqueueReadBuffer(q, m, block, off, n, p, ne, w, e);
+}
+
+SHIM_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
+                                       cl_uint dim, const size_t *off,
+                                       const size_t *global,
+                                       const size_t *local, cl_uint ne,
+                                       const cl_event *w, cl_event *e) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.EnqueueNDRangeKernel(q, k, dim, off, global, local, ne, w, e);
+}
+
+SHIM_API cl_int clFinish(cl_command_queue q) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.Finish(q);
+}
+
+SHIM_API cl_int clGetEventProfilingInfo(cl_event e, cl_profiling_info i,
+                                        size_t n, void *v, size_t *r) {
+  cl_int code;
+  if (FAIL(CL_PROFILING_INFO_NOT_AVAILABLE))
+    return code;
+  return real.GetEventProfilingInfo(e, i, n, v, r);
+}
+
+SHIM_API cl_int clReleaseEvent(cl_event e) {
+  cl_int code;
+  if (FAIL(CL_INVALID_EVENT))
+    return code;
+  return real.ReleaseEvent(e);
+}

@@ -1,0 +1,702 @@
+/* Faults, each forced, and the on-disk kernel cache:
+ *  - the cache: a cold start compiles and stores, a warm start compiles
+ *    nothing (the OpenCL shim counts clCreateProgramWithSource calls);
+ *    corrupt, truncated, foreign and unloadable entries are deleted and
+ *    rebuilt; an uncreatable or read-only directory only turns caching off;
+ *    two processes fill one directory at once;
+ *  - a kernel variant that fails to build falls back to a simpler one, or
+ *    the call fails with the build log;
+ *  - device allocations fail (a tiny memory limit): the work is split, or
+ *    the call fails cleanly;
+ *  - an OpenCL call fails mid-run: the status names the call and the error,
+ *    the context is recreated, or says it is not usable;
+ *  - no OpenCL platform, no device: clear statuses.
+ * Faults come from tests/clshim.c, loaded as the OpenCL library. Results
+ * are always checked against the CPU reference. Exit 77 without a device
+ * (unless CLPHMM_TEST_REQUIRE_DEVICE is set). */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "context.h"
+#include "test_util.h"
+#include "workload.h"
+
+#define SENTINEL 12345.0
+
+static int (*shim_configure)(const char *);
+static long (*shim_calls)(const char *);
+
+static workload g_work;
+static double *g_ref[2];   /* reference results by precision */
+static char g_base[1024];  /* scratch directory of this run */
+static char g_cache[1100]; /* kernel cache of the tests that are not about it */
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static void shim(const char *rules) {
+  if (shim_configure(rules) != 0) {
+    fprintf(stderr, "bad shim rules '%s'\n", rules);
+    exit(2);
+  }
+}
+
+static int contains(const char *hay, const char *needle) {
+  return hay && strstr(hay, needle) != NULL;
+}
+
+static void scratch_path(char *buf, size_t n, const char *name) {
+  snprintf(buf, n, "%s/%s", g_base, name);
+}
+
+static void remove_tree(const char *path) {
+  DIR *d = opendir(path);
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d))) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+        continue;
+      char sub[2048];
+      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+      remove_tree(sub);
+    }
+    closedir(d);
+    chmod(path, 0755);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+/* Files in `dir` whose name contains `part`; names into out (may be NULL). */
+static size_t list_files(const char *dir, const char *part, char out[][512],
+                         size_t max) {
+  DIR *d = opendir(dir);
+  size_t n = 0;
+  if (!d)
+    return 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (strstr(e->d_name, part)) {
+      if (out && n < max)
+        snprintf(out[n], 512, "%s/%s", dir, e->d_name);
+      n++;
+    }
+  closedir(d);
+  return n;
+}
+
+static clphmm_context *open_ctx(clphmm_precision p, const char *cache_dir,
+                                uint64_t max_device_bytes) {
+  clphmm_options o;
+  clphmm_options_init(&o);
+  o.precision = p;
+  o.cache_dir = cache_dir;
+  o.max_device_bytes = max_device_bytes;
+  clphmm_context *ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  return ctx;
+}
+
+static clphmm_diagnostics diag(const clphmm_context *ctx) {
+  clphmm_diagnostics d;
+  memset(&d, 0, sizeof d);
+  CHECK_STATUS(clphmm_context_diagnostics(ctx, &d), CLPHMM_SUCCESS, ctx);
+  return d;
+}
+
+/* Compute the workload and check it against the reference. Returns the
+ * results (caller frees) or NULL when the call failed. */
+static double *compute_ok(clphmm_context *ctx, const char *what) {
+  if (!ctx)
+    return NULL;
+  double *out = workload_out(&g_work, SENTINEL);
+  if (CHECK_STATUS(clphmm_compute(ctx, g_work.batches, g_work.n_batches, out),
+                   CLPHMM_SUCCESS, ctx) != CLPHMM_SUCCESS) {
+    CHECK(0, "%s: compute failed", what);
+    free(out);
+    return NULL;
+  }
+  double level = ctx->precision ? 1e-7 : 1e-5;
+  double d = workload_diff(&g_work, out, g_ref[ctx->precision]);
+  CHECK(d <= level, "%s: results differ from the reference by %g", what, d);
+  return out;
+}
+
+static void compute_check(clphmm_context *ctx, const char *what) {
+  free(compute_ok(ctx, what));
+}
+
+/* A compute call that must fail with `want`, leaving the output untouched
+ * and a message that contains every string of `needles` (NULL-ended). */
+static void compute_fails(clphmm_context *ctx, clphmm_status want,
+                          const char *what, const char *const *needles) {
+  double *out = workload_out(&g_work, SENTINEL);
+  CHECK_STATUS(clphmm_compute(ctx, g_work.batches, g_work.n_batches, out), want,
+               ctx);
+  int untouched = 1;
+  for (size_t i = 0; i < g_work.n_pairs; i++)
+    untouched &= out[i] == SENTINEL;
+  CHECK(untouched, "%s: output written by a failed call", what);
+  for (const char *const *n = needles; *n; n++)
+    CHECK(contains(clphmm_last_error(ctx), *n), "%s: message lacks '%s': %s",
+          what, *n, clphmm_last_error(ctx));
+  free(out);
+}
+
+/* ---- the kernel cache ---------------------------------------------------- */
+
+/* A cold start compiles and stores every kernel; a warm start (new
+ * context, same directory) compiles nothing and gives the same bits. */
+static void test_cold_warm(const char *dir) {
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  double *cold = compute_ok(ctx, "cold cache");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(d.cache_enabled && d.cache_writable, "cache off: %s", d.detail);
+  CHECK(!strcmp(d.cache_dir, dir), "cache dir '%s', want '%s'", d.cache_dir,
+        dir);
+  CHECK(d.programs_compiled > 0 && d.programs_loaded == 0,
+        "cold: %llu compiled, %llu loaded",
+        (unsigned long long)d.programs_compiled,
+        (unsigned long long)d.programs_loaded);
+  CHECK(d.cache_writes == d.programs_compiled, "cold: %llu writes",
+        (unsigned long long)d.cache_writes);
+  CHECK(list_files(dir, ".clbin", NULL, 0) == d.cache_writes,
+        "cold: %zu entries on disk", list_files(dir, ".clbin", NULL, 0));
+  CHECK(shim_calls("clCreateProgramWithSource") == (long)d.programs_compiled,
+        "cold: %ld source programs", shim_calls("clCreateProgramWithSource"));
+  clphmm_context_destroy(ctx);
+
+  shim("");
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  double *warm = compute_ok(ctx, "warm cache");
+  d = diag(ctx);
+  CHECK(d.programs_compiled == 0 && d.programs_loaded > 0 &&
+            d.cache_writes == 0 && d.cache_rejected == 0,
+        "warm: %llu compiled, %llu loaded, %llu written, %llu rejected",
+        (unsigned long long)d.programs_compiled,
+        (unsigned long long)d.programs_loaded,
+        (unsigned long long)d.cache_writes,
+        (unsigned long long)d.cache_rejected);
+  CHECK(shim_calls("clCreateProgramWithSource") == 0,
+        "warm start compiled %ld programs from source",
+        shim_calls("clCreateProgramWithSource"));
+  CHECK(cold && warm && !memcmp(cold, warm, g_work.n_pairs * sizeof *cold),
+        "warm results differ from cold ones");
+  free(cold);
+  free(warm);
+  clphmm_context_destroy(ctx);
+}
+
+/* CLPHMM_CACHE_DIR="" or options.cache_dir = "" turn the cache off. */
+static void test_disabled(void) {
+  shim("");
+  const char *saved = getenv("CLPHMM_CACHE_DIR");
+  char keep[1024];
+  snprintf(keep, sizeof keep, "%s", saved ? saved : "");
+  setenv("CLPHMM_CACHE_DIR", "", 1);
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, NULL, 0);
+  compute_check(ctx, "cache disabled by the environment");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(!d.cache_enabled && d.cache_writes == 0 && d.programs_loaded == 0 &&
+            contains(d.detail, "disabled"),
+        "CLPHMM_CACHE_DIR=\"\": enabled %d, detail '%s'", d.cache_enabled,
+        d.detail);
+  clphmm_context_destroy(ctx);
+  if (saved)
+    setenv("CLPHMM_CACHE_DIR", keep, 1);
+  else
+    unsetenv("CLPHMM_CACHE_DIR");
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, "", 0);
+  d = diag(ctx);
+  CHECK(!d.cache_enabled, "cache_dir = \"\" left the cache on");
+  clphmm_context_destroy(ctx);
+}
+
+static int write_bytes(const char *path, const unsigned char *b, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return -1;
+  size_t w = fwrite(b, 1, n, f);
+  return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+static unsigned char *read_bytes(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(size > 0 ? (size_t)size : 1);
+  *n = b ? fread(b, 1, (size_t)size, f) : 0;
+  fclose(f);
+  return b;
+}
+
+/* Damage entry `path` in one of six ways. Returns what was done. */
+static const char *damage(const char *path, const char *other, int how) {
+  size_t n = 0;
+  unsigned char *b = read_bytes(path, &n);
+  const char *what = "?";
+  if (!b || n < 64) {
+    free(b);
+    return "unreadable";
+  }
+  switch (how % 6) {
+  case 0: /* one flipped bit at the end of the payload */
+    b[n - 1] ^= 0x10;
+    write_bytes(path, b, n);
+    what = "flipped bit";
+    break;
+  case 1:
+    write_bytes(path, b, n / 2);
+    what = "truncated to half";
+    break;
+  case 2:
+    write_bytes(path, b, 10);
+    what = "truncated header";
+    break;
+  case 3:
+    write_bytes(path, b, 0);
+    what = "empty";
+    break;
+  case 4: { /* another entry's bytes under this name */
+    size_t m = 0;
+    unsigned char *o = read_bytes(other, &m);
+    if (o)
+      write_bytes(path, o, m);
+    free(o);
+    what = "foreign entry";
+    break;
+  }
+  case 5: { /* a sound entry whose payload is not a program binary */
+    uint32_t klen = (uint32_t)b[12] | (uint32_t)b[13] << 8 |
+                    (uint32_t)b[14] << 16 | (uint32_t)b[15] << 24;
+    char *key = calloc(1, klen + 1);
+    memcpy(key, b + 32, klen);
+    static const unsigned char junk[] = "not a program binary at all";
+    size_t m;
+    unsigned char *e = cph_cache_encode(key, junk, sizeof junk, &m);
+    write_bytes(path, e, m);
+    free(e);
+    free(key);
+    what = "unloadable binary";
+    break;
+  }
+  }
+  free(b);
+  return what;
+}
+
+static void test_bad_entries(const char *dir) {
+  char files[64][512];
+  size_t n = list_files(dir, ".clbin", files, 64);
+  CHECK(n >= 6, "only %zu cache entries to damage", n);
+  if (n > 64)
+    n = 64;
+  for (size_t i = 0; i < n; i++)
+    printf("damaged %s: %s\n", strrchr(files[i], '/') + 1,
+           damage(files[i], files[(i + 1) % n], (int)i));
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  compute_check(ctx, "damaged cache");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(d.cache_rejected == n && d.programs_compiled == n &&
+            d.cache_writes == n,
+        "damaged: %zu entries, %llu rejected, %llu compiled, %llu written", n,
+        (unsigned long long)d.cache_rejected,
+        (unsigned long long)d.programs_compiled,
+        (unsigned long long)d.cache_writes);
+  CHECK(contains(d.detail, "checksum") && contains(d.detail, "truncated") &&
+            contains(d.detail, "foreign") && contains(d.detail, "binary"),
+        "damaged: detail '%s'", d.detail);
+  clphmm_context_destroy(ctx);
+  /* Everything was rewritten: the next start is warm again. */
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  d = diag(ctx);
+  CHECK(d.programs_compiled == 0 && d.cache_rejected == 0,
+        "after repair: %llu compiled, %llu rejected",
+        (unsigned long long)d.programs_compiled,
+        (unsigned long long)d.cache_rejected);
+  clphmm_context_destroy(ctx);
+}
+
+/* A directory that cannot be created, or cannot be written. */
+static void test_unusable_dirs(const char *populated) {
+  char file[1100], below[1200], ro[1100];
+  scratch_path(file, sizeof file, "a-file");
+  write_bytes(file, (const unsigned char *)"x", 1);
+  snprintf(below, sizeof below, "%s/cache", file);
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, below, 0);
+  compute_check(ctx, "cache under a regular file");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(!d.cache_enabled && contains(d.detail, "cannot create"),
+        "uncreatable dir: enabled %d, detail '%s'", d.cache_enabled, d.detail);
+  clphmm_context_destroy(ctx);
+
+  if (geteuid() == 0) {
+    printf("skip: read-only directories (permissions do not bind root)\n");
+    return;
+  }
+  scratch_path(ro, sizeof ro, "read-only");
+  mkdir(ro, 0555);
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, ro, 0);
+  compute_check(ctx, "read-only empty cache");
+  d = diag(ctx);
+  CHECK(d.cache_enabled && !d.cache_writable && d.cache_writes == 0 &&
+            contains(d.detail, "read-only"),
+        "read-only dir: writable %d, detail '%s'", d.cache_writable, d.detail);
+  clphmm_context_destroy(ctx);
+  /* A read-only but filled cache still serves its entries. */
+  chmod(populated, 0555);
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, populated, 0);
+  compute_check(ctx, "read-only filled cache");
+  d = diag(ctx);
+  CHECK(d.programs_compiled == 0 && d.programs_loaded > 0,
+        "read-only filled cache: %llu compiled",
+        (unsigned long long)d.programs_compiled);
+  clphmm_context_destroy(ctx);
+  chmod(populated, 0755);
+}
+
+/* Two processes fill one empty cache at the same moment (a pipe releases
+ * both at once). Runs before this process touches OpenCL, so the children
+ * fork from a process without OpenCL threads. */
+static void test_concurrent_fill(const char *dir) {
+  int go[2];
+  if (pipe(go) != 0) {
+    CHECK(0, "pipe: %s", strerror(errno));
+    return;
+  }
+  pid_t kids[2];
+  fflush(stdout);
+  for (int k = 0; k < 2; k++) {
+    kids[k] = fork();
+    if (kids[k] == 0) {
+      close(go[1]);
+      char c;
+      size_t nd = 0;
+      if (clphmm_device_count(&nd) != CLPHMM_SUCCESS || nd == 0)
+        _exit(77);
+      clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+      if (read(go[0], &c, 1) < 0)
+        _exit(3);
+      if (ctx)
+        CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+      compute_check(ctx, "concurrent fill");
+      clphmm_context_destroy(ctx);
+      _exit(test_checks_failed == 0 && test_checks_passed > 0 ? 0 : 1);
+    }
+  }
+  close(go[0]);
+  close(go[1]); /* both children start now */
+  for (int k = 0; k < 2; k++) {
+    int status = 0;
+    waitpid(kids[k], &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+      continue; /* no device: main() skips or fails */
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "concurrent fill: child %d failed (status %d)", k, status);
+  }
+  CHECK(list_files(dir, ".tmp.", NULL, 0) == 0,
+        "concurrent fill left temporary files");
+}
+
+static void test_after_concurrent_fill(const char *dir) {
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, dir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  compute_check(ctx, "after the concurrent fill");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(d.programs_compiled == 0 && d.cache_rejected == 0,
+        "after the concurrent fill: %llu compiled, %llu rejected (%s)",
+        (unsigned long long)d.programs_compiled,
+        (unsigned long long)d.cache_rejected, d.detail);
+  clphmm_context_destroy(ctx);
+}
+
+/* ---- kernel build failures ------------------------------------------------
+ */
+
+static void test_build_fallback(void) {
+  /* Every build of the 16-lane variants fails. */
+  shim("clBuildProgram~-DCPH_G=16 ");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  int has16 = 0;
+  for (size_t v = 0; ctx && v < ctx->variants[0].n; v++)
+    has16 |= ctx->variants[0].v[v].g == 16;
+  CHECK(has16, "no 16-lane variant to break");
+  compute_check(ctx, "16-lane variants replaced");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(d.variant_fallbacks > 0 && contains(d.detail, "16x") &&
+            contains(d.detail, "failed to build") &&
+            contains(d.detail, "using 4x4"),
+        "fallback: %llu, detail '%s'", (unsigned long long)d.variant_fallbacks,
+        d.detail);
+  CHECK(contains(clphmm_last_error(ctx), "replaced"),
+        "fallback not in the last-error detail: %s", clphmm_last_error(ctx));
+  clphmm_context_destroy(ctx);
+
+  /* A backend that cannot compile here: the local-memory one replaces it. */
+  shim("");
+  setenv("CLPHMM_SHUFFLE", "nvidia", 1);
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  unsetenv("CLPHMM_SHUFFLE");
+  compute_check(ctx, "nvidia shuffles replaced");
+  d = diag(ctx);
+  if (ctx && !contains(ctx->dev.info.vendor, "NVIDIA"))
+    CHECK(d.variant_fallbacks > 0 && contains(d.detail, "nvidia") &&
+              contains(d.detail, "local"),
+          "nvidia backend off NVIDIA: %llu fallbacks, detail '%s'",
+          (unsigned long long)d.variant_fallbacks, d.detail);
+  clphmm_context_destroy(ctx);
+
+  /* Nothing builds: a clean failure with the build log; the context
+   * recovers once building works again. */
+  shim("clBuildProgram");
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  static const char *const build[] = {"build log", "CL_BUILD_PROGRAM_FAILURE",
+                                      "-DCPH_G=", NULL};
+  if (ctx)
+    compute_fails(ctx, CLPHMM_ERROR_BUILD_FAILED, "no variant builds", build);
+  shim("");
+  compute_check(ctx, "after build failures");
+  clphmm_context_destroy(ctx);
+}
+
+/* ---- device memory --------------------------------------------------------
+ */
+
+static void test_memory(void) {
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  double *whole = compute_ok(ctx, "default memory");
+  clphmm_stats st0, st1;
+  clphmm_context_stats(ctx, &st0);
+  clphmm_context_destroy(ctx);
+
+  /* A planning bound: more, smaller chunks, the same bits. */
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 64 << 10);
+  double *small = compute_ok(ctx, "max_device_bytes 64 KiB");
+  clphmm_context_stats(ctx, &st1);
+  CHECK(st1.launches > st0.launches, "64 KiB: %llu launches, default %llu",
+        (unsigned long long)st1.launches, (unsigned long long)st0.launches);
+  CHECK(whole && small && !memcmp(whole, small, g_work.n_pairs * 8),
+        "64 KiB chunks change the results");
+  free(small);
+  clphmm_context_destroy(ctx);
+
+  /* A device of 256 KiB that the planner does not know about: allocations
+   * fail and the work is halved until it fits. */
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  shim("mem=262144");
+  double *split = compute_ok(ctx, "256 KiB device");
+  clphmm_diagnostics d = diag(ctx);
+  CHECK(d.alloc_retries > 0, "256 KiB device: no retry");
+  CHECK(whole && split && !memcmp(whole, split, g_work.n_pairs * 8),
+        "halved work changes the results");
+  free(split);
+
+  /* A driver that allocates on first use: the launch reports it. */
+  shim("clEnqueueNDRangeKernel@1:-4");
+  uint64_t retries = diag(ctx).alloc_retries;
+  split = compute_ok(ctx, "allocation failure at launch");
+  CHECK(diag(ctx).alloc_retries > retries, "launch allocation: no retry");
+  CHECK(whole && split && !memcmp(whole, split, g_work.n_pairs * 8),
+        "halved work changes the results");
+  free(split);
+
+  /* A device too small for a single pair: a clean failure. */
+  shim("mem=64");
+  static const char *const oom[] = {"clCreateBuffer",
+                                    "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+                                    "stays usable", NULL};
+  if (ctx)
+    compute_fails(ctx, CLPHMM_ERROR_OPENCL, "64-byte device", oom);
+  shim("");
+  compute_check(ctx, "after running out of device memory");
+  free(whole);
+  clphmm_context_destroy(ctx);
+}
+
+/* ---- OpenCL failures mid-run -------------------------------------------- */
+
+static void test_mid_run(void) {
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  if (!ctx)
+    return;
+  static const char *const launch[] = {
+      "clEnqueueNDRangeKernel", "CL_OUT_OF_RESOURCES", "stays usable", NULL};
+  shim("clEnqueueNDRangeKernel@2");
+  compute_fails(ctx, CLPHMM_ERROR_OPENCL, "second launch fails", launch);
+  CHECK(diag(ctx).resets == 1, "no reset after a failed launch");
+  shim("");
+  compute_check(ctx, "after a failed launch");
+
+  static const char *const read[] = {"clEnqueueReadBuffer", "CL_INVALID_VALUE",
+                                     NULL};
+  shim("clEnqueueReadBuffer@1:-30");
+  compute_fails(ctx, CLPHMM_ERROR_OPENCL, "result download fails", read);
+  shim("");
+  compute_check(ctx, "after a failed download");
+
+  /* The reset fails too: the context says it is not usable, and stays so
+   * while OpenCL keeps failing, then recovers. */
+  static const char *const dead[] = {"clEnqueueNDRangeKernel", "not usable",
+                                     "clCreateContext", NULL};
+  shim("clEnqueueNDRangeKernel@1,clCreateContext");
+  compute_fails(ctx, CLPHMM_ERROR_OPENCL, "launch and reset fail", dead);
+  static const char *const still[] = {"not usable", NULL};
+  compute_fails(ctx, CLPHMM_ERROR_OPENCL, "unusable context", still);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_ERROR_OPENCL, ctx);
+  shim("");
+  compute_check(ctx, "after OpenCL came back");
+  clphmm_context_destroy(ctx);
+}
+
+/* ---- no platform, no device ---------------------------------------------- */
+
+static void test_no_platform(void) {
+  size_t count = 99;
+  clphmm_context *ctx = NULL;
+  shim("clGetPlatformIDs");
+  CHECK_STATUS(clphmm_device_count(&count), CLPHMM_ERROR_NO_OPENCL, NULL);
+  CHECK(contains(clphmm_last_error(NULL), "no OpenCL platform"),
+        "no platform: %s", clphmm_last_error(NULL));
+  CHECK_STATUS(clphmm_context_create(NULL, &ctx), CLPHMM_ERROR_NO_OPENCL, NULL);
+  CHECK(ctx == NULL, "context set on failure");
+
+  shim("clGetPlatformIDs:-6");
+  CHECK_STATUS(clphmm_device_count(&count), CLPHMM_ERROR_NO_OPENCL, NULL);
+  CHECK(contains(clphmm_last_error(NULL), "clGetPlatformIDs") &&
+            contains(clphmm_last_error(NULL), "CL_OUT_OF_HOST_MEMORY"),
+        "platform error: %s", clphmm_last_error(NULL));
+
+  shim("clGetDeviceIDs");
+  CHECK_STATUS(clphmm_device_count(&count), CLPHMM_SUCCESS, NULL);
+  CHECK(count == 0, "%zu devices without devices", count);
+  CHECK_STATUS(clphmm_context_create(NULL, &ctx), CLPHMM_ERROR_NO_DEVICE, NULL);
+  CHECK(contains(clphmm_last_error(NULL), "no device"), "no device: %s",
+        clphmm_last_error(NULL));
+
+  shim("clCreateContext");
+  CHECK_STATUS(clphmm_context_create(NULL, &ctx), CLPHMM_ERROR_OPENCL, NULL);
+  CHECK(contains(clphmm_last_error(NULL), "clCreateContext") &&
+            contains(clphmm_last_error(NULL), "CL_DEVICE_NOT_AVAILABLE"),
+        "context creation: %s", clphmm_last_error(NULL));
+  shim("");
+}
+
+/* ---- driver ---------------------------------------------------------------
+ */
+
+static int setup(void) {
+  setenv("CLPHMM_OPENCL_LIBRARY", CLPHMM_TEST_SHIM, 1);
+  void *h = dlopen(CLPHMM_TEST_SHIM, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    fprintf(stderr, "cannot load the shim: %s\n", dlerror());
+    return -1;
+  }
+  *(void **)&shim_configure = dlsym(h, "cph_shim_configure");
+  *(void **)&shim_calls = dlsym(h, "cph_shim_calls");
+  const char *parent = getenv("CLPHMM_CACHE_DIR");
+  snprintf(g_base, sizeof g_base, "%s/faults-XXXXXX",
+           parent && *parent ? parent : ".");
+  if (parent && *parent)
+    mkdir(parent, 0755);
+  if (!shim_configure || !shim_calls || !mkdtemp(g_base)) {
+    fprintf(stderr, "setup failed\n");
+    return -1;
+  }
+  test_rng rng;
+  test_rng_init(&rng, 20261122);
+  workload_make(&g_work, &rng, 6, 24, 200);
+  for (int p = 0; p < 2; p++) {
+    g_ref[p] = workload_out(&g_work, 0);
+    CHECK_STATUS(clphmm_reference(g_work.batches, g_work.n_batches,
+                                  (clphmm_precision)p, g_ref[p]),
+                 CLPHMM_SUCCESS, NULL);
+  }
+  return 0;
+}
+
+static int have_device(void) {
+  size_t n = 0;
+  clphmm_status st = clphmm_device_count(&n);
+  if (st == CLPHMM_SUCCESS && n > 0)
+    return 1;
+  printf("no OpenCL device: %s\n", clphmm_last_error(NULL));
+  return 0;
+}
+
+static void stamp(const char *what) {
+  static struct timespec t0;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  if (t0.tv_sec)
+    printf("[%6.1f s] %s\n",
+           (double)(t.tv_sec - t0.tv_sec) +
+               1e-9 * (double)(t.tv_nsec - t0.tv_nsec),
+           what);
+  else
+    t0 = t;
+}
+
+int main(void) {
+  stamp("");
+  if (setup() != 0)
+    return 1;
+  char concurrent[1100], cache[1100];
+  scratch_path(concurrent, sizeof concurrent, "concurrent");
+  scratch_path(cache, sizeof cache, "cache");
+  /* Filled by the cache tests, which run first. */
+  snprintf(g_cache, sizeof g_cache, "%s", cache);
+  /* Forks first, before this process loads OpenCL; the children find out
+   * themselves whether a device exists. */
+  test_concurrent_fill(concurrent);
+  stamp("test_concurrent_fill");
+  if (!have_device()) {
+    remove_tree(g_base);
+    return getenv("CLPHMM_TEST_REQUIRE_DEVICE") ? 1 : 77;
+  }
+  test_after_concurrent_fill(concurrent);
+  stamp("test_after_concurrent_fill");
+  test_cold_warm(cache);
+  stamp("test_cold_warm");
+  test_disabled();
+  stamp("test_disabled");
+  test_unusable_dirs(cache);
+  stamp("test_unusable_dirs");
+  test_bad_entries(cache);
+  stamp("test_bad_entries");
+  test_build_fallback();
+  stamp("test_build_fallback");
+  test_memory();
+  stamp("test_memory");
+  test_mid_run();
+  stamp("test_mid_run");
+  test_no_platform();
+  stamp("test_no_platform");
+  remove_tree(g_base);
+  workload_free(&g_work);
+  free(g_ref[0]);
+  free(g_ref[1]);
+  return test_finish();
+}
