@@ -56,14 +56,17 @@ static void name_of(const variant *v, char *buf, size_t n) {
 }
 
 /* Candidates of capacity `rows`: every lanes x rows-per-lane split (lanes
- * from the list, rows per lane 1..64) with every allowed work-group size. */
+ * from the list, rows per lane a multiple of 4 up to 64) with every
+ * allowed work-group size. */
 static size_t candidates(unsigned rows, const unsigned *lanes, size_t n_lanes,
                          const unsigned *wgs, size_t n_wg, variant *out) {
   size_t n = 0;
   for (size_t l = 0; l < n_lanes; l++)
     for (size_t k = 0; k < n_wg; k++) {
       unsigned g = lanes[l], c = rows / g, wg = wgs[k];
-      if (rows % g || c < 1 || c > 64 || wg < g || wg % g || n == MAX_CAND)
+      /* Float kernels read priors four rows at a time: C % 4 == 0. */
+      if (rows % g || c < 4 || c > 64 || c % 4 || wg < g || wg % g ||
+          n == MAX_CAND)
         continue;
       out[n++] = (variant){g, c, wg};
     }
