@@ -278,13 +278,13 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   real M[C], X[C], T[C]; /* T: Y (exact form) or Y/my (fast form) */
   real sum_m = 0, sum_x = 0, sum = 0;
 
-  if (ntiles > 1) {
-    /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
-     * of a boundary row is stored at j - 1. */
+  /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
+   * of a boundary row is stored at j - 1. (The barrier stays outside the
+   * condition: PoCL cannot form work-group regions around it otherwise.) */
+  if (ntiles > 1)
     for (uint c = lane; c < nsteps; c += G)
       bnd[c] = (real4)(0, 0, init, 0);
-    barrier(CLK_GLOBAL_MEM_FENCE);
-  }
+  barrier(CLK_GLOBAL_MEM_FENCE);
   for (uint tile = 0; tile < ntiles; tile++) {
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -294,10 +294,19 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
     sum_m = sum_x = sum = 0;
+#if CPH_SHUFFLE == 3 || CPH_SHUFFLE == 4
+    /* Two copies of the loop, the single-tile one without boundary rows. */
     if (ntiles == 1)
       TILE_STEPS(0)
     else
       TILE_STEPS(1)
+#else
+    /* One copy: these backends synchronise the work-group (local memory
+     * barriers, or subgroup operations that PoCL implements with them),
+     * and PoCL cannot compile barriers inside the arms of an if/else. */
+    const int multi = ntiles > 1;
+    TILE_STEPS(multi)
+#endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
   if (lane == G - 1)
