@@ -225,7 +225,9 @@ CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
 CLPHMM_API clphmm_status clphmm_context_warmup(clphmm_context *context);
 
 /* What happened behind the scenes since the context was created: kernel
- * builds and the kernel cache, fallbacks, retries and recoveries. */
+ * builds and the kernel cache, fallbacks, retries and recoveries. (A
+ * successful clphmm_compute that had to replace a kernel variant also says
+ * so in clphmm_last_error(context).) */
 typedef struct clphmm_diagnostics {
   uint64_t programs_compiled; /* kernel programs compiled from source */
   uint64_t programs_loaded;   /* kernel programs built from cached binaries */

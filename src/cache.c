@@ -86,12 +86,30 @@ static void choose_dir(const char *option, char *dir, size_t n, int *off) {
   }
 }
 
-void cph_cache_open(cph_cache *c, const char *option) {
+/* PoCL with its own kernel cache off (POCL_KERNEL_CACHE=0) names a
+ * per-program scratch directory inside the program binary and deletes it
+ * when the program is released; two processes that load one binary then
+ * share that directory, and the first to finish pulls it away from the
+ * other (PoCL 3.1 aborts). So binaries are not shared in that mode. */
+static int pocl_uncached(const cph_device *dev) {
+  const char *env = getenv("POCL_KERNEL_CACHE");
+  return env && strcmp(env, "0") == 0 &&
+         strstr(dev->info.platform, "Portable Computing Language") != NULL;
+}
+
+void cph_cache_open(cph_cache *c, const char *option, const cph_device *dev) {
   memset(c, 0, sizeof *c);
   int off;
   choose_dir(option, c->dir, sizeof c->dir, &off);
   if (off) {
     snprintf(c->note, sizeof c->note, "kernel cache disabled");
+    return;
+  }
+  if (pocl_uncached(dev)) {
+    snprintf(c->note, sizeof c->note,
+             "kernel cache off: PoCL with POCL_KERNEL_CACHE=0 cannot share "
+             "program binaries between processes");
+    c->dir[0] = '\0';
     return;
   }
   if (!c->dir[0]) {

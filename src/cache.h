@@ -31,8 +31,9 @@ typedef struct cph_cache {
 /* Choose and create the directory: `option` when not NULL, else
  * $CLPHMM_CACHE_DIR when set, else $XDG_CACHE_HOME/clphmm, else
  * $HOME/.cache/clphmm. An empty string (option or variable) turns caching
- * off. Never fails; see c->note. */
-void cph_cache_open(cph_cache *c, const char *option);
+ * off, and so does PoCL running with POCL_KERNEL_CACHE=0 (see cache.c).
+ * Never fails; see c->note. */
+void cph_cache_open(cph_cache *c, const char *option, const cph_device *dev);
 
 /* The key text of a program: library version, kernel source identity,
  * build options, and the device, vendor, driver and platform versions. */

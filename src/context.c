@@ -48,7 +48,7 @@ static clphmm_status open_queue(clphmm_context *ctx) {
 }
 
 static void open_cache(clphmm_context *ctx, const char *dir) {
-  cph_cache_open(&ctx->cache, dir);
+  cph_cache_open(&ctx->cache, dir, &ctx->dev);
   ctx->diag.cache_enabled = ctx->cache.readable;
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
   snprintf(ctx->diag.cache_dir, sizeof ctx->diag.cache_dir, "%s",

@@ -219,6 +219,20 @@ static void test_disabled(void) {
     setenv("CLPHMM_CACHE_DIR", keep, 1);
   else
     unsetenv("CLPHMM_CACHE_DIR");
+  /* PoCL cannot share binaries without its own cache (src/cache.c). */
+  const char *pocl = getenv("POCL_KERNEL_CACHE");
+  snprintf(keep, sizeof keep, "%s", pocl ? pocl : "");
+  setenv("POCL_KERNEL_CACHE", "0", 1);
+  ctx = open_ctx(CLPHMM_PRECISION_FLOAT, NULL, 0);
+  d = diag(ctx);
+  if (ctx && contains(ctx->dev.info.platform, "Portable Computing Language"))
+    CHECK(!d.cache_enabled && contains(d.detail, "POCL_KERNEL_CACHE=0"),
+          "PoCL uncached: enabled %d, detail '%s'", d.cache_enabled, d.detail);
+  clphmm_context_destroy(ctx);
+  if (pocl)
+    setenv("POCL_KERNEL_CACHE", keep, 1);
+  else
+    unsetenv("POCL_KERNEL_CACHE");
   ctx = open_ctx(CLPHMM_PRECISION_FLOAT, "", 0);
   d = diag(ctx);
   CHECK(!d.cache_enabled, "cache_dir = \"\" left the cache on");
@@ -671,6 +685,7 @@ int main(void) {
   /* Forks first, before this process loads OpenCL; the children find out
    * themselves whether a device exists. */
   test_concurrent_fill(concurrent);
+  test_concurrent_fill(concurrent); /* and two warm starts at once */
   stamp("test_concurrent_fill");
   if (!have_device()) {
     remove_tree(g_base);
