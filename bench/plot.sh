@@ -15,7 +15,7 @@ command -v gnuplot >/dev/null || {
   exit 1
 }
 DATA=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-plot.XXXXXX")
-trap 'rm -rf "$DATA"' EXIT
+trap '[ -n "${KEEP_PLOT_DATA:-}" ] || rm -rf "$DATA"' EXIT
 
 # field NAME LINE: a JSON scalar of a one-line run object.
 series=()
@@ -59,12 +59,13 @@ if [ ${#series[@]} -eq 0 ]; then
   exit 1
 fi
 {
-  echo "set terminal pngcairo size 1000,600 noenhanced"
+  echo "set terminal pngcairo size 1000,700 noenhanced font 'sans,10'"
   echo "set output '$OUT'"
   echo "set title 'clphmm kernel throughput, read length = haplotype length'"
   echo "set xlabel 'read length'; set ylabel 'TCUPS (kernel)'"
-  echo "set logscale x 2; set grid; set key inside bottom left box opaque"
-  echo "set yrange [0:*]"
+  # Log y: CPUs run at GCUPS, GPUs at TCUPS.
+  echo "set logscale x 2; set logscale y 10; set format y '%g'; set grid"
+  echo "set key outside below box font ',9'"
   printf "plot "
   sep=""
   for d in "${series[@]}"; do
