@@ -62,7 +62,26 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   for (size_t i = 0; i < set->n; i++)
     if (rows <= cph_variant_rows(&set->v[i]))
       return i;
-  return set->n - 1;
+  /* Longer than every tile: among the variants with the most lanes (the
+   * long-read shapes), the one that pads the read least when tiling it,
+   * then the one with fewer tiles. (A 1024-row read takes two 512-row
+   * tiles rather than two of 768.) */
+  unsigned gmax = 0;
+  for (size_t i = 0; i < set->n; i++)
+    gmax = set->v[i].g > gmax ? set->v[i].g : gmax;
+  size_t best = set->n - 1;
+  uint64_t best_rows = UINT64_MAX;
+  for (size_t i = 0; i < set->n; i++) {
+    const uint64_t t = cph_variant_rows(&set->v[i]);
+    const uint64_t padded = (rows + t - 1) / t * t;
+    if (set->v[i].g == gmax && (padded < best_rows ||
+                                (padded == best_rows &&
+                                 t > cph_variant_rows(&set->v[best])))) {
+      best = i;
+      best_rows = padded;
+    }
+  }
+  return best;
 }
 
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {

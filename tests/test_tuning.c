@@ -446,7 +446,31 @@ static void test_device_plan(void) {
   unlink(path);
 }
 
+/* Read-length bins: the smallest variant that holds a read; longer reads
+ * go to the widest variant that tiles them with the least padding. */
+static void test_bins(void) {
+  cph_variant_set set;
+  char why[160];
+  CHECK(cph_variants_parse("4x16/128,8x16/128,32x16/128,32x24/128", &set, why,
+                           sizeof why),
+        "parse: %s", why);
+  /* cph_variants_parse leaves the order; bins need increasing rows. */
+  static const struct {
+    uint32_t rows;
+    unsigned g, c;
+  } cases[] = {{1, 4, 16},     {64, 4, 16},   {65, 8, 16},   {512, 32, 16},
+               {513, 32, 24},  {768, 32, 24}, {769, 32, 16}, {1024, 32, 16},
+               {1100, 32, 24}, {1536, 32, 24}, {2048, 32, 16}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const cph_variant *v = &set.v[cph_plan_bin(&set, cases[i].rows)];
+    CHECK(v->g == cases[i].g && v->c == cases[i].c,
+          "%u rows: got %ux%u, want %ux%u", cases[i].rows, v->g, v->c,
+          cases[i].g, cases[i].c);
+  }
+}
+
 int main(void) {
+  test_bins();
   snprintf(tmpdir, sizeof tmpdir, "%s/clphmm-tuning-XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
