@@ -25,11 +25,8 @@ declare -A TARGET=([64]=2.43 [128]=2.70 [256]=2.85 [512]=2.96 [1024]=2.98
                    [2048]=2.20)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-peak.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-# field NAME: a scalar of the (one-line) run in $TMP/run.json.
-field() {
-  grep '"device":' "$TMP/run.json" | sed 's/, "bins".*//' |
-    sed -n "s/.*\"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1
-}
+. bench/json-field.sh
+field() { json_field "$TMP/run.json" "$1"; } # NAME: a scalar of the run
 echo "# clphmm peak suite: device=$DEV cells>=$CELLS commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} date=$(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# env: CLPHMM_SHUFFLE=${CLPHMM_SHUFFLE:-} CLPHMM_VARIANTS=${CLPHMM_VARIANTS:-}"
 printf "%-6s %-10s %-10s %-10s %-8s %s\n" L TCUPS gpuPairHMM target ratio detail

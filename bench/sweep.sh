@@ -14,10 +14,8 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
   cmake --build "$BUILD" -j "$(nproc)" >/dev/null || exit 1
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-sweep.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-field() { # NAME: a scalar of the run in $TMP/run.json
-  grep '"device":' "$TMP/run.json" | sed 's/, "bins".*//' |
-    sed -n "s/.*\"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\}[,}].*/\1/p" | head -n 1
-}
+. bench/json-field.sh
+field() { json_field "$TMP/run.json" "$1"; } # NAME: a scalar of the run
 IFS=';' read -ra ITEMS <<<"$SPEC"
 for item in "${ITEMS[@]}"; do
   L=${item%%:*}

@@ -7,6 +7,7 @@
 #include "cache.h"
 #include "cl_sources.h"
 #include "error.h"
+#include "textfile.h"
 
 /* Files concatenated, in order, into every program. */
 static const char *const program_files[] = {"prelude.cl", "shuffle.cl",
@@ -53,17 +54,11 @@ static clphmm_status load_file(const char *name, char **text) {
     if (!f)
       return cph_error(CLPHMM_ERROR_IO, "%s: cannot open kernel source",
                        path);
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
-    size_t got = *text ? fread(*text, 1, (size_t)size, f) : 0;
+    size_t size;
+    int err = cph_read_stream(f, SIZE_MAX, text, &size);
     fclose(f);
-    if (!*text || got != (size_t)size) {
-      free(*text);
+    if (err)
       return cph_error(CLPHMM_ERROR_IO, "%s: cannot read kernel source", path);
-    }
-    (*text)[size] = '\0';
     return CLPHMM_SUCCESS;
   }
   for (const cph_cl_source *s = cph_cl_sources; s->name; s++)

@@ -8,9 +8,16 @@
 #include <strings.h>
 
 #include "error.h"
+#include "textfile.h"
 
 #define ANY CPH_TUNING_ANY_TYPE
 #define DEF CPH_TUNING_DEFAULT
+
+/* Measured on the H200 (bench/sweep.sh, bench/results); see the entry. */
+#define H200_VARIANTS                                                          \
+  "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,16x16/128,"            \
+  "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128"
+#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128"
 
 /* Built-in defaults, most specific first within each level. Values are
  * lanes x rows per lane / work-group size; reads longer than the last
@@ -25,19 +32,15 @@ static const cph_tuning_entry builtin[] = {
     {.name = "H200",
      .vendor = "NVIDIA",
      .type = CLPHMM_DEVICE_GPU,
-     .variants = "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,"
-                 "16x16/128,16x20/128,16x24/128,32x16/128,32x20/128,"
-                 "32x24/128",
-     .variants_double = "4x8/128,8x8/128,16x8/64,32x8/128",
+     .variants = H200_VARIANTS,
+     .variants_double = H200_DOUBLE_VARIANTS,
      .shuffle = CPH_SHUFFLE_NVIDIA,
      .fma = DEF},
     /* Other NVIDIA GPUs: the H200 table until measured (a guess). */
     {.vendor = "NVIDIA",
      .type = CLPHMM_DEVICE_GPU,
-     .variants = "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,"
-                 "16x16/128,16x20/128,16x24/128,32x16/128,32x20/128,"
-                 "32x24/128",
-     .variants_double = "4x8/128,8x8/128,16x8/64,32x8/128",
+     .variants = H200_VARIANTS,
+     .variants_double = H200_DOUBLE_VARIANTS,
      .shuffle = CPH_SHUFFLE_NVIDIA,
      .fma = DEF},
     /* AMD GPUs (64-wide wavefronts; guess, not measured): bigger
@@ -343,29 +346,13 @@ clphmm_status cph_tuning_load(const char *path, cph_tuning_table *table) {
     return cph_error(CLPHMM_ERROR_IO, "%s: cannot open the tuning file: %s",
                      path, strerror(errno));
   }
-  size_t cap = 4096, n = 0;
-  char *text = malloc(cap);
-  while (text) {
-    n += fread(text + n, 1, cap - 1 - n, f);
-    if (n < cap - 1)
-      break;
-    char *t = cap < (16u << 20) ? realloc(text, cap * 2) : NULL;
-    if (!t) {
-      free(text);
-      text = NULL;
-      break;
-    }
-    text = t;
-    cap *= 2;
-  }
-  int failed = ferror(f);
+  char *text;
+  size_t n;
+  int err = cph_read_stream(f, (size_t)16 << 20, &text, &n);
   fclose(f);
-  if (!text || failed) {
-    free(text);
+  if (err)
     return cph_error(CLPHMM_ERROR_IO, "%s: cannot read the tuning file%s", path,
-                     text ? "" : " (too big or no memory)");
-  }
-  text[n] = '\0';
+                     err == EIO ? "" : " (too big or no memory)");
   if (memchr(text, '\0', n)) {
     free(text);
     return cph_error(CLPHMM_ERROR_PARSE, "%s: not a text file", path);

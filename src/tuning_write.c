@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "textfile.h"
 #include "tuning.h"
 
 /* mkdir -p of the directory part of `path`. */
@@ -51,18 +52,11 @@ static clphmm_status read_all(const char *path, char **text) {
     return errno == ENOENT ? CLPHMM_SUCCESS
                            : cph_error(CLPHMM_ERROR_IO, "%s: cannot open: %s",
                                        path, strerror(errno));
-  fseek(f, 0, SEEK_END);
-  long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  *text = size >= 0 ? malloc((size_t)size + 1) : NULL;
-  size_t got = *text ? fread(*text, 1, (size_t)size, f) : 0;
+  size_t size;
+  int err = cph_read_stream(f, SIZE_MAX, text, &size);
   fclose(f);
-  if (!*text || got != (size_t)size) {
-    free(*text);
-    *text = NULL;
+  if (err)
     return cph_error(CLPHMM_ERROR_IO, "%s: cannot read", path);
-  }
-  (*text)[size] = '\0';
   return CLPHMM_SUCCESS;
 }
 
