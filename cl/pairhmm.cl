@@ -19,25 +19,48 @@
  * indexing. Reads longer than one tile (G*C rows) run tile after tile; the
  * last row of each tile goes to global memory (`bound`) for the next.
  *
- * Two arithmetic forms (CPH_FMA):
- *  0  exact: PAIRHMM_SPEC 5.2 operation by operation, no contraction;
- *     bit-identical to the CPU reference.
- *  1  fast: 7 instead of 12 instructions per cell. Y is kept divided by
- *     the row's my (y = Y/my, so y' = yy*y + M: one FMA), the diagonal
- *     input X+Y is formed once per cell as S = X + my*y, and products fuse
- *     with additions:
+ * Three arithmetic forms (CPH_FMA selects a fast one; CPH_SCALED is the
+ * fast form of single precision):
+ *  exact  (CPH_FMA 0): PAIRHMM_SPEC 5.2 operation by operation, no
+ *     contraction; bit-identical to the CPU reference.
+ *  fused  (CPH_FMA 1, double): 7 instead of 12 instructions per cell. Y is
+ *     kept divided by the row's my (y = Y/my, so y' = yy*y + M: one FMA),
+ *     the diagonal input X+Y is formed once per cell as S = X + my*y, and
+ *     products fuse with additions:
  *         M = p * fma(mm, M_diag, gapm * S_diag)
  *         X = fma(xx, X_up, mx * M_up)
  *         y = fma(yy, y_left, M_left)
  *     y never exceeds the row's sum of M (at most the scale K), so nothing
- *     overflows. Results move by a few float ulps, far inside the spec's
- *     levels.
+ *     overflows.
+ *  scaled (CPH_FMA 1, float): 5 instructions per cell. Row i keeps
+ *         m = M / P_i,  x = X / (P_i-1 mx_i),  y = Y / (P_i my_i),
+ *     with P_i = mm_1 ... mm_i, which makes three coefficients exactly 1:
+ *         m = p * fma(b, x_diag, fma(g, y_diag, m_diag))
+ *         x = fma(a, x_up, m_up)
+ *         y = fma(yy, y_left, m_left)
+ *     with per-row constants (row i-1 above; 1s above the first row)
+ *         b = gapm_i mx_i-1 / (mm_i mm_i-1),  g = gapm_i my_i-1 / mm_i,
+ *         a = xx_i mx_i-1 / (mx_i mm_i-1).
+ *     The kernel returns the last row's sums of m and x; the host weights
+ *     them by P_R and P_R-1 mx_R in double (cph_read_weights). Scaled
+ *     values stay near M's magnitude for GATK-like qualities (1/mm_i is
+ *     about 1 + 6e-5); an extreme quality jump can overflow them, which
+ *     gives a sum that is not finite, and the host then recomputes the
+ *     pair in double, as for an underflow.
+ *  Fast forms move results by a few float ulps, far inside the spec's
+ *  levels.
  *
  * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_G, CPH_C (a multiple of the
  * vector width: 4 floats or 2 doubles), CPH_WG (work-group size, a multiple
  * of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
  */
 #pragma OPENCL FP_CONTRACT OFF
+
+#if CPH_FMA && !CPH_DOUBLE
+#define CPH_SCALED 1
+#else
+#define CPH_SCALED 0
+#endif
 
 #define G CPH_G
 #define C CPH_C
@@ -77,13 +100,42 @@ typedef float4 realv;
 #define SYM_STRIDE ((NQ * G + 7) / 8 * 8)
 #define SLOT_STRIDE (NSYM * SYM_STRIDE + (G < 8 ? G : 0))
 
-/* Fill this lane's rows of the emission table and its transitions for one
- * tile. Transparent (padding) rows: prior 0, no insertion, Y carried. */
+/* A lane's per-row constants (registers) and how one row sets them:
+ * PAD_COEFS for a transparent row (prior 0, no insertion, Y carried down),
+ * ROW_COEFS from row i's parameters at rp (`first`: the read's first row,
+ * whose row above is row 0). xx == yy: both come from the gap
+ * continuation, so one register (gg) serves both. */
+#if CPH_SCALED
+#define DECLARE_COEFS real cb[C], cg[C], ca[C], gg[C]
+#define PAD_COEFS(c) (cb[c] = cg[c] = (real)0, ca[c] = gg[c] = (real)1)
+#define ROW_COEFS(c, rp, first)                                                \
+  {                                                                            \
+    const real mm_ = rp[0], gapm_ = rp[1], mx_ = rp[2];                        \
+    /* Row above: mm, mx, my (1, 1, 1 above the first row). */               \
+    const real am = (first) ? (real)1 : rp[0 - ROW_STRIDE];                    \
+    const real ax = (first) ? (real)1 : rp[2 - ROW_STRIDE];                    \
+    const real ay = (first) ? (real)1 : rp[4 - ROW_STRIDE];                    \
+    gg[c] = rp[3];                                                             \
+    cb[c] = gapm_ * ax / (mm_ * am);                                           \
+    cg[c] = gapm_ * ay / mm_;                                                  \
+    ca[c] = gg[c] * ax / (mx_ * am);                                           \
+  }
+#else
+#define DECLARE_COEFS real mm[C], gapm[C], mx[C], gg[C], my[C]
 #if CPH_FMA
 #define PAD_MY ((real)1) /* y = Y/my: my reconstructs Y, 1 keeps it */
 #else
 #define PAD_MY ((real)0)
 #endif
+#define PAD_COEFS(c)                                                           \
+  (mm[c] = gapm[c] = mx[c] = (real)0, my[c] = PAD_MY, gg[c] = (real)1)
+#define ROW_COEFS(c, rp, first)                                                \
+  (mm[c] = rp[0], gapm[c] = rp[1], mx[c] = rp[2], gg[c] = rp[3],               \
+   my[c] = rp[4])
+#endif
+
+/* Fill this lane's rows of the emission table and its transitions for one
+ * tile. */
 #define LOAD_TILE_ROWS()                                                       \
   {                                                                            \
     real pmatch[C], pmis[C];                                                   \
@@ -92,20 +144,14 @@ typedef float4 realv;
       const uint p = tile * TILE + lane * C + c;                               \
       M[c] = X[c] = (real)0;                                                   \
       if (p < pad) {                                                           \
-        mm[c] = gapm[c] = mx[c] = (real)0;                                     \
-        my[c] = PAD_MY;                                                        \
-        gg[c] = (real)1;                                                       \
+        PAD_COEFS(c);                                                          \
         pmatch[c] = pmis[c] = (real)0;                                         \
         rb[c] = BASE_N;                                                        \
         T[c] = init;                                                           \
       } else {                                                                 \
         const uint i = pr.x + (p - pad);                                       \
         __global const real *rp = rows + (size_t)i * ROW_STRIDE;               \
-        mm[c] = rp[0];                                                         \
-        gapm[c] = rp[1];                                                       \
-        mx[c] = rp[2];                                                         \
-        gg[c] = rp[3]; /* xx == yy: both come from the gap continuation */     \
-        my[c] = rp[4];                                                         \
+        ROW_COEFS(c, rp, p == pad);                                            \
         pmatch[c] = rp[6];                                                     \
         pmis[c] = rp[7];                                                       \
         rb[c] = rcodes[i];                                                     \
@@ -130,7 +176,24 @@ typedef float4 realv;
 
 /* One step's cells of this lane: column j of rows 0..C-1, given the row
  * above (up*: this column, d*: the previous column) and the priors pv. */
-#if CPH_FMA
+#if CPH_SCALED
+#define CELLS()                                                                \
+  {                                                                            \
+    real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dT;                     \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
+      const real oM = M[c], oX = X[c], oY = T[c];                              \
+      M[c] = pv[c] * fma(cb[c], dgX, fma(cg[c], dgY, dgM));                    \
+      X[c] = fma(ca[c], upX, upM);                                             \
+      T[c] = fma(gg[c], oY, oM);                                               \
+      dgM = oM;                                                                \
+      dgX = oX;                                                                \
+      dgY = oY;                                                                \
+      upM = M[c];                                                              \
+      upX = X[c];                                                              \
+    }                                                                          \
+  }
+#define SHIP_T() T[C - 1]
+#elif CPH_FMA
 #define CELLS()                                                                \
   {                                                                            \
     real upM = uM, upX = uX, dgM = dM, dgS = dT;                               \
@@ -251,7 +314,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uint *hcodes,  /* haplotype codes, 4 per word */
         __global const uint4 *pairs,  /* (row offset, R, hap word, H) */
         __global const uint2 *groups, /* per work-group: (tiles, steps) */
-        __global real *sums,          /* per pair: scaled final sum */
+        __global real *sums, /* per pair: scaled final sum (scaled form:
+                                the last row's sums of m and x) */
         __global real4 *bound, /* per pair slot, 2 x bound_cols columns of
                                   the tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column) {
@@ -274,8 +338,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint last_word = (H + 3) / 4;
   __global real4 *bnd = bound + (size_t)pair * 2 * bound_cols;
 
-  real mm[C], gapm[C], mx[C], gg[C], my[C];
-  real M[C], X[C], T[C]; /* T: Y (exact form) or Y/my (fast form) */
+  DECLARE_COEFS;
+  real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
   real sum_m = 0, sum_x = 0, sum = 0;
 
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
@@ -309,6 +373,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
-  if (lane == G - 1)
+  if (lane == G - 1) {
+#if CPH_SCALED
+    sums[2 * pair] = sum_m; /* weighted by the host */
+    sums[2 * pair + 1] = sum_x;
+#else
     sums[pair] = per_column ? sum : sum_m + sum_x;
+#endif
+  }
 }

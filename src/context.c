@@ -222,13 +222,15 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
       if (st)
         return st;
       uint32_t hap_off = hap0;
+      double wm, wx;
+      cph_read_weights(pack, row_off, (uint32_t)rd->length, &wm, &wx);
       for (size_t h = 0; h < bt->n_haplotypes; h++, k++) {
         const clphmm_haplotype *hp = &bt->haplotypes[h];
         if (rd->length == 0 || hp->length == 0)
           results[k] = -INFINITY;
         else
           jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length, hap_off,
-                                 (uint32_t)hp->length, k, rd, hp};
+                                 (uint32_t)hp->length, wm, wx, k, rd, hp};
         hap_off += cph_hap_words(hp->length);
       }
     }
@@ -266,6 +268,7 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
   for (size_t i = 0; i < n && !st; i++) {
     rj[i] = jobs[which[i]];
     st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off);
+    cph_read_weights(&pack, rj[i].row_off, rj[i].R, &rj[i].wm, &rj[i].wx);
     if (!st)
       st = cph_pack_hap(&pack, rj[i].hap, &rj[i].hap_off);
   }

@@ -59,10 +59,14 @@ void cph_encode_bases(const char *bases, size_t length, uint8_t *codes);
 double cph_log10_float(float sum);
 double cph_log10_double(double sum);
 
-/* GKL's MIN_ACCEPTED: a float sum below this is recomputed in double. */
+/* GKL's MIN_ACCEPTED: a float sum below this is recomputed in double.
+ * clphmm also recomputes a sum that is not finite (GKL would keep a NaN):
+ * valid GATK inputs never give one, but the scaled fast kernel form can
+ * overflow on extreme quality jumps, and the rule then falls back to the
+ * double computation instead of returning garbage. */
 #define CPH_MIN_ACCEPTED 1e-28f
 static inline int cph_needs_rescue(float sum) {
-  return sum < CPH_MIN_ACCEPTED;
+  return !(sum >= CPH_MIN_ACCEPTED) || sum > 0x1.fffffep127f;
 }
 
 #endif

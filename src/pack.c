@@ -63,6 +63,19 @@ clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
   return CLPHMM_SUCCESS;
 }
 
+void cph_read_weights(const cph_pack *p, uint32_t row_off, uint32_t R,
+                      double *wm, double *wx) {
+  *wm = *wx = 1.0;
+  if (p->flavor != CPH_GKL_FLOAT || R == 0)
+    return;
+  const cph_row_f *rows = (const cph_row_f *)p->rows + row_off;
+  double prod = 1.0;
+  for (uint32_t i = 0; i + 1 < R; i++)
+    prod *= rows[i].mm;
+  *wm = prod * rows[R - 1].mm;
+  *wx = prod * rows[R - 1].mx;
+}
+
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
                            uint32_t *off) {
   /* Word-aligned, padded with CPH_SYM_NONE to a word boundary plus one

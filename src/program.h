@@ -30,6 +30,13 @@ typedef struct cph_variant {
   int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
 } cph_variant;
 
+/* Whether the kernel of `v` uses the scaled arithmetic form, which returns
+ * two last-row sums per pair (cl/pairhmm.cl, cph_read_weights): the fast
+ * form in single precision. */
+static inline int cph_variant_scaled(const cph_variant *v, int dbl) {
+  return v->fma && !dbl;
+}
+
 static inline unsigned cph_variant_rows(const cph_variant *v) {
   return v->g * v->c;
 }

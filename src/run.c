@@ -213,17 +213,39 @@ static void add_kernel_time(clphmm_context *ctx, int bin, cl_event ev) {
   }
 }
 
+/* A launch's downloaded sums, widened, at sums[ord[i].job]; the scaled
+ * form's two last-row sums combined with the job's weights, in double. */
+static void store_sums(const void *host, int dbl, size_t per_slot,
+                       const cph_job *jobs, const order *ord, size_t n,
+                       double *sums) {
+  const float *f = host;
+  for (size_t i = 0; i < n; i++) {
+    const cph_job *jb = &jobs[ord[i].job];
+    if (dbl)
+      sums[ord[i].job] = ((const double *)host)[i];
+    else if (per_slot == 2)
+      sums[ord[i].job] =
+          jb->wm * (double)f[2 * i] + jb->wx * (double)f[2 * i + 1];
+    else
+      sums[ord[i].job] = (double)f[i];
+  }
+}
+
 /* Run one launch and store its sums (widened) at sums[ord[i].job]. */
 static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
                                 const dev_pack *d, const launch *L,
-                                const order *ord, size_t n, double *sums) {
+                                const cph_job *jobs, const order *ord, size_t n,
+                                double *sums) {
   cl_kernel k = L->k->kernel;
   const int dbl = p->real_size == sizeof(double);
+  /* The scaled form returns two sums per pair slot. */
+  const size_t per_slot = cph_variant_scaled(L->v, dbl) ? 2 : 1;
+  const size_t sums_bytes = L->n_slots * per_slot * p->real_size;
   clphmm_status st;
   cl_mem pairs = NULL, groups = NULL, dsums = NULL, bound = NULL;
   /* Two boundary rows per pair slot, four reals (M, X, T, 0) a column. */
   size_t bound_bytes = (size_t)L->n_slots * 8 * L->bound_cols * p->real_size;
-  void *host = malloc(L->n_slots * p->real_size);
+  void *host = malloc(sums_bytes);
   if (!host)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
   st = upload(ctx, L->pairs, L->n_slots * 4 * sizeof(uint32_t), &pairs,
@@ -232,7 +254,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
     st = upload(ctx, L->groups, L->n_groups * 2 * sizeof(uint32_t), &groups,
                 "uploading the group list");
   if (!st)
-    st = device_buffer(ctx, L->n_slots * p->real_size, &dsums,
+    st = device_buffer(ctx, sums_bytes, &dsums,
                        "allocating results");
   if (!st)
     st = device_buffer(ctx, bound_bytes, &bound, "allocating tile boundaries");
@@ -250,7 +272,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   }
   if (!st) {
     cl_int err = cph_cl.EnqueueReadBuffer(ctx->queue, dsums, CL_TRUE, 0,
-                                          L->n_slots * p->real_size, host, 0,
+                                          sums_bytes, host, 0,
                                           NULL, NULL);
     if (err != CL_SUCCESS)
       st = cl_failed(ctx, "clEnqueueReadBuffer", err,
@@ -258,9 +280,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   }
   if (!st) {
     add_kernel_time(ctx, L->bin, ev);
-    for (size_t i = 0; i < n; i++)
-      sums[ord[i].job] =
-          dbl ? ((const double *)host)[i] : (double)((const float *)host)[i];
+    store_sums(host, dbl, per_slot, jobs, ord, n, sums);
   }
   if (ev)
     cph_cl.ReleaseEvent(ev);
@@ -292,7 +312,7 @@ static size_t launch_end(const clphmm_context *ctx, const cph_pack *p,
     uint32_t mt = ord[end].tiles > max_tiles ? ord[end].tiles : max_tiles;
     uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
     uint64_t bound = mt > 1 ? slots * 8 * (mh + v->g + 5ull) * real : 0;
-    uint64_t bytes = slots * (16 + real) + slots / ppw * 8 + bound;
+    uint64_t bytes = slots * (16 + 2 * real) + slots / ppw * 8 + bound;
     if (end > start &&
         (cells + c > ctx->max_cells || bound > bound_cap || bytes > budget))
       break;
@@ -316,7 +336,7 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
     launch L = {.v = &k->variant, .k = k, .bin = counted ? (int)ord[0].bin : -1};
     clphmm_status st = plan_launch(jobs, ord + start, end - start, &L);
     if (!st)
-      st = run_launch(ctx, p, d, &L, ord + start, end - start, sums);
+      st = run_launch(ctx, p, d, &L, jobs, ord + start, end - start, sums);
     free_launch(&L);
     if (st)
       return st;

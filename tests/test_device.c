@@ -85,6 +85,16 @@ static clphmm_read make_read(gen *g, test_rng *rng, size_t len,
   return (clphmm_read){b, q, q + len, q + 2 * len, q + 3 * len, len};
 }
 
+static void push_batch(gen *g, clphmm_batch b) {
+  if (g->n == g->cap) {
+    g->cap = g->cap ? 2 * g->cap : 16;
+    g->batches = realloc(g->batches, g->cap * sizeof *g->batches);
+    if (!g->batches)
+      abort();
+  }
+  g->batches[g->n++] = b;
+}
+
 /* One batch: reads of the given lengths against `nh` haplotypes of random
  * lengths in [hmin, hmax]; reads are copied from the first haplotype when
  * `similar`, so likelihoods stay in float range. */
@@ -102,13 +112,7 @@ static void add_batch(gen *g, test_rng *rng, const size_t *read_lens,
   for (size_t r = 0; r < nr; r++)
     reads[r] = make_read(g, rng, read_lens[r], similar ? haps[0].bases : NULL,
                          haps[0].length, wild);
-  if (g->n == g->cap) {
-    g->cap = g->cap ? 2 * g->cap : 16;
-    g->batches = realloc(g->batches, g->cap * sizeof *g->batches);
-    if (!g->batches)
-      abort();
-  }
-  g->batches[g->n++] = (clphmm_batch){reads, nr, haps, nh};
+  push_batch(g, (clphmm_batch){reads, nr, haps, nh});
 }
 
 /* Read lengths that hit every bin of the variant set at its edges, plus
@@ -243,6 +247,46 @@ static void test_rescue(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
+/* A read whose insertion quality jumps from 3 to 127 (with a gap
+ * continuation of 0) at rows 2-3: valid input with an ordinary likelihood,
+ * but the scaled fast form's x values overflow there. Every such pair must
+ * then be recomputed in double (a sum that is not finite is rescued) and
+ * still match the reference; the other forms rescue none of them. */
+static void test_overflow_guard(clphmm_context *ctx, test_rng *rng) {
+  gen g = {0};
+  size_t lens[64], n = 0;
+  size_t nl = edge_lengths(vset(ctx), lens);
+  for (size_t i = 0; i < nl; i++) {
+    size_t len = lens[i];
+    if (len < 3)
+      continue;
+    char *hb = gen_alloc(&g, len + 10);
+    random_bases(rng, hb, len + 10, 0);
+    clphmm_haplotype *hap = gen_alloc(&g, sizeof *hap);
+    *hap = (clphmm_haplotype){hb, len + 10};
+    uint8_t *q = gen_alloc(&g, 4 * len);
+    for (size_t k = 0; k < len; k++) {
+      q[k] = 30;
+      q[len + k] = k == 1 ? 3 : k == 2 ? 127 : 45;
+      q[2 * len + k] = 45;
+      q[3 * len + k] = k == 2 ? 0 : 10;
+    }
+    clphmm_read *rd = gen_alloc(&g, sizeof *rd);
+    *rd = (clphmm_read){hb + 5, q, q + len, q + 2 * len, q + 3 * len, len};
+    push_batch(&g, (clphmm_batch){rd, 1, hap, 1});
+    n++;
+  }
+  compare(ctx, &g, "insertion quality jump 3 -> 127");
+  clphmm_stats st; /* of the last compute call */
+  CHECK_STATUS(clphmm_context_stats(ctx, &st), CLPHMM_SUCCESS, ctx);
+  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  const uint64_t want = cph_variant_scaled(&vset(ctx)->v[0], dbl) ? n : 0;
+  const uint64_t got = st.rescued_pairs;
+  CHECK(got == want, "%llu of %zu pairs rescued, expected %llu",
+        (unsigned long long)got, n, (unsigned long long)want);
+  gen_free(&g);
+}
+
 /* Tiny launches (many chunks) and repeated runs give bit-identical output. */
 static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
   gen g = {0};
@@ -314,6 +358,7 @@ int main(void) {
     test_bins(ctx, &rng, 1);
     test_mixed(ctx, &rng);
     test_rescue(ctx, &rng);
+    test_overflow_guard(ctx, &rng);
     test_chunking_determinism(ctx, &rng);
     if (!getenv("CLPHMM_TEST_SKIP_LONG"))
       test_long(ctx, &rng);

@@ -423,6 +423,10 @@ static void test_log10_and_rescue(void) {
   CHECK(cph_needs_rescue(0.0f), "0 needs no rescue");
   CHECK(!cph_needs_rescue(1.0f) && !cph_needs_rescue(CPH_SCALE_FLOAT),
         "1 or 2^120 needs rescue");
+  CHECK(cph_needs_rescue(NAN) && cph_needs_rescue(INFINITY) &&
+            cph_needs_rescue(-INFINITY),
+        "a sum that is not finite needs no rescue");
+  CHECK(!cph_needs_rescue(0x1.fffffep127f), "FLT_MAX needs rescue");
 }
 
 int main(void) {
