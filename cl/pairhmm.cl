@@ -38,7 +38,8 @@
  *         m = p * fma(b, x_diag, fma(g, y_diag, m_diag))
  *         x = fma(a, x_up, m_up)
  *         y = fma(yy, y_left, m_left)
- *     with per-row constants (row i-1 above; 1s above the first row)
+ *     with per-row constants (row i-1 above; 1s above the first row),
+ *     computed by the host in double (cph_rows_float_scaled):
  *         b = gapm_i mx_i-1 / (mm_i mm_i-1),  g = gapm_i my_i-1 / mm_i,
  *         a = xx_i mx_i-1 / (mx_i mm_i-1).
  *     The kernel returns the last row's sums of m and x; the host weights
@@ -108,18 +109,9 @@ typedef float4 realv;
 #if CPH_SCALED
 #define DECLARE_COEFS real cb[C], cg[C], ca[C], gg[C]
 #define PAD_COEFS(c) (cb[c] = cg[c] = (real)0, ca[c] = gg[c] = (real)1)
+/* The host computes them (cph_rows_float_scaled). */
 #define ROW_COEFS(c, rp, first)                                                \
-  {                                                                            \
-    const real mm_ = rp[0], gapm_ = rp[1], mx_ = rp[2];                        \
-    /* Row above: mm, mx, my (1, 1, 1 above the first row). */               \
-    const real am = (first) ? (real)1 : rp[0 - ROW_STRIDE];                    \
-    const real ax = (first) ? (real)1 : rp[2 - ROW_STRIDE];                    \
-    const real ay = (first) ? (real)1 : rp[4 - ROW_STRIDE];                    \
-    gg[c] = rp[3];                                                             \
-    cb[c] = gapm_ * ax / (mm_ * am);                                           \
-    cg[c] = gapm_ * ay / mm_;                                                  \
-    ca[c] = gg[c] * ax / (mx_ * am);                                           \
-  }
+  (cb[c] = rp[0], cg[c] = rp[1], ca[c] = rp[2], gg[c] = rp[3])
 #else
 #define DECLARE_COEFS real mm[C], gapm[C], mx[C], gg[C], my[C]
 #if CPH_FMA

@@ -218,12 +218,11 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
     for (size_t r = 0; r < bt->n_reads; r++) {
       const clphmm_read *rd = &bt->reads[r];
       uint32_t row_off;
-      clphmm_status st = cph_pack_read(pack, rd, &row_off);
+      double wm, wx;
+      clphmm_status st = cph_pack_read(pack, rd, &row_off, &wm, &wx);
       if (st)
         return st;
       uint32_t hap_off = hap0;
-      double wm, wx;
-      cph_read_weights(pack, row_off, (uint32_t)rd->length, &wm, &wx);
       for (size_t h = 0; h < bt->n_haplotypes; h++, k++) {
         const clphmm_haplotype *hp = &bt->haplotypes[h];
         if (rd->length == 0 || hp->length == 0)
@@ -259,7 +258,7 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
     return CLPHMM_SUCCESS;
   }
   cph_pack pack;
-  cph_pack_init(&pack, CPH_GKL_DOUBLE);
+  cph_pack_init(&pack, CPH_GKL_DOUBLE, 0);
   cph_job *rj = malloc(n * sizeof *rj);
   double *sums = malloc(n * sizeof *sums);
   clphmm_status st = rj && sums ? CLPHMM_SUCCESS
@@ -267,8 +266,8 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
                                             "no memory to rescue %zu pairs", n);
   for (size_t i = 0; i < n && !st; i++) {
     rj[i] = jobs[which[i]];
-    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off);
-    cph_read_weights(&pack, rj[i].row_off, rj[i].R, &rj[i].wm, &rj[i].wx);
+    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off, &rj[i].wm,
+                       &rj[i].wx);
     if (!st)
       st = cph_pack_hap(&pack, rj[i].hap, &rj[i].hap_off);
   }
@@ -374,9 +373,10 @@ static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
   cph_job *jobs = malloc((n_pairs ? n_pairs : 1) * sizeof *jobs);
   double *sums = malloc((n_pairs ? n_pairs : 1) * sizeof *sums);
   cph_pack pack;
-  cph_pack_init(&pack, ctx->precision == CLPHMM_PRECISION_FLOAT
-                           ? CPH_GKL_FLOAT
-                           : CPH_JAVA_DOUBLE);
+  /* Every kernel of a variant set has the same arithmetic form. */
+  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  cph_pack_init(&pack, dbl ? CPH_JAVA_DOUBLE : CPH_GKL_FLOAT,
+                cph_variant_scaled(&ctx->variants[dbl].v[0], dbl));
   size_t n_jobs = 0;
   clphmm_stats before = ctx->stats;
   reset_stats(ctx);

@@ -106,6 +106,37 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows) {
   }
 }
 
+void cph_rows_float_scaled(const clphmm_read *read, cph_row_fs *rows,
+                           double *wm, double *wx) {
+  const cph_tables_f *t = cph_tables_gkl_float();
+  /* The row above the first: M = X = 0, Y = K/H, with mm = mx = my = 1. */
+  double pmm = 1.0, pmx = 1.0, pmy = 1.0, prod = 1.0;
+  for (size_t k = 0; k < read->length; k++) {
+    unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
+    unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
+    const double mm = t->mm[mm_index(i, d)], gapm = 1.0f - t->ph2pr[c];
+    const double mx = t->ph2pr[i], my = t->ph2pr[d], gg = t->ph2pr[c];
+    cph_row_fs *r = &rows[k];
+    /* mm = 0 (insertion and deletion qualities both 0) gives infinities:
+     * the pair's sum is then not finite and it is rescued in double. */
+    r->b = (float)(gapm * pmx / (mm * pmm));
+    r->g = (float)(gapm * pmy / mm);
+    r->a = (float)(gg * pmx / (mx * pmm));
+    r->gg = (float)gg;
+    r->unused[0] = r->unused[1] = 0.0f;
+    r->match = 1.0f - t->ph2pr[q];
+    r->mismatch = t->ph2pr[q] / 3.0f;
+    if (k + 1 == read->length) {
+      *wm = prod * mm;
+      *wx = prod * mx;
+    }
+    prod *= mm;
+    pmm = mm;
+    pmx = mx;
+    pmy = my;
+  }
+}
+
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
                      cph_row_d *rows) {
   const cph_tables_d *t = cph_tables_double(flavor);

@@ -7,9 +7,10 @@
 
 #define ROW_REALS 8
 
-void cph_pack_init(cph_pack *p, cph_flavor flavor) {
+void cph_pack_init(cph_pack *p, cph_flavor flavor, int scaled) {
   memset(p, 0, sizeof *p);
   p->flavor = flavor;
+  p->scaled = flavor == CPH_GKL_FLOAT && scaled;
   p->real_size = flavor == CPH_GKL_FLOAT ? sizeof(float) : sizeof(double);
 }
 
@@ -44,7 +45,7 @@ static clphmm_status too_large(const char *what) {
 }
 
 clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
-                            uint32_t *off) {
+                            uint32_t *off, double *wm, double *wx) {
   size_t need = p->n_rows + read->length;
   if (need > UINT32_MAX)
     return too_large("read bases");
@@ -53,7 +54,10 @@ clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                      "no memory to pack %zu read rows", need);
   unsigned char *dst = p->rows + p->n_rows * ROW_REALS * p->real_size;
-  if (p->flavor == CPH_GKL_FLOAT)
+  *wm = *wx = 1.0;
+  if (p->scaled && read->length > 0)
+    cph_rows_float_scaled(read, (cph_row_fs *)dst, wm, wx);
+  else if (p->flavor == CPH_GKL_FLOAT)
     cph_rows_float(read, (cph_row_f *)dst);
   else
     cph_rows_double(read, p->flavor, (cph_row_d *)dst);
@@ -61,19 +65,6 @@ clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
   *off = (uint32_t)p->n_rows;
   p->n_rows = need;
   return CLPHMM_SUCCESS;
-}
-
-void cph_read_weights(const cph_pack *p, uint32_t row_off, uint32_t R,
-                      double *wm, double *wx) {
-  *wm = *wx = 1.0;
-  if (p->flavor != CPH_GKL_FLOAT || R == 0)
-    return;
-  const cph_row_f *rows = (const cph_row_f *)p->rows + row_off;
-  double prod = 1.0;
-  for (uint32_t i = 0; i + 1 < R; i++)
-    prod *= rows[i].mm;
-  *wm = prod * rows[R - 1].mm;
-  *wx = prod * rows[R - 1].mx;
 }
 
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,

@@ -11,6 +11,7 @@
 
 typedef struct cph_pack {
   cph_flavor flavor;
+  int scaled;           /* float rows for the scaled kernel form */
   size_t real_size;     /* 4 (float) or 8 (double) */
   unsigned char *rows;  /* 8 reals per read row (see cph_row_f) */
   unsigned char *rcodes; /* one base code per read row */
@@ -31,25 +32,22 @@ static inline uint32_t cph_hap_words(size_t length) {
 typedef struct cph_job {
   uint32_t row_off, R, hap_off /* in words */, H;
   /* Weights that turn the scaled-form kernel's two last-row sums into the
-   * pair's scaled sum (cph_read_weights); 1 and 1 otherwise. */
+   * pair's scaled sum (cph_rows_float_scaled); 1 and 1 otherwise. */
   double wm, wx;
   size_t out;
   const clphmm_read *read;
   const clphmm_haplotype *hap;
 } cph_job;
 
-void cph_pack_init(cph_pack *p, cph_flavor flavor);
+/* `scaled`: float rows for the scaled kernel form (ignored in double). */
+void cph_pack_init(cph_pack *p, cph_flavor flavor, int scaled);
 void cph_pack_free(cph_pack *p);
 /* Append a read (its rows in the pack's flavor) or a haplotype; returns its
- * offset (rows for a read, 32-bit words for a haplotype). Fails with CLPHMM_ERROR_TOO_LARGE past 2^32 - 1 entries. */
+ * offset (rows for a read, 32-bit words for a haplotype) and, for a read,
+ * the weights of its sums (cph_job). Fails with CLPHMM_ERROR_TOO_LARGE past
+ * 2^32 - 1 entries. */
 clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
-                            uint32_t *off);
-/* Weights of the last-row sums of the scaled kernel form (cl/pairhmm.cl):
- * that form keeps row i's M multiplied by 1/(mm_1 ... mm_i) and its X by
- * 1/(mm_1 ... mm_i-1 mx_i), so the pair's sum is
- * P (mm_R sum_m + mx_R sum_x) with P = mm_1 ... mm_R-1, in double. */
-void cph_read_weights(const cph_pack *p, uint32_t row_off, uint32_t R,
-                      double *wm, double *wx);
+                            uint32_t *off, double *wm, double *wx);
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
                            uint32_t *off);
 

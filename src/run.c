@@ -238,8 +238,12 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
                                 double *sums) {
   cl_kernel k = L->k->kernel;
   const int dbl = p->real_size == sizeof(double);
-  /* The scaled form returns two sums per pair slot. */
-  const size_t per_slot = cph_variant_scaled(L->v, dbl) ? 2 : 1;
+  /* The scaled form reads scaled rows and returns two sums per slot. */
+  if (cph_variant_scaled(L->v, dbl) != p->scaled)
+    return cph_error(CLPHMM_ERROR_BUILD_FAILED,
+                     "kernel %ux%u and packed rows differ in arithmetic form",
+                     L->v->g, L->v->c);
+  const size_t per_slot = p->scaled ? 2 : 1;
   const size_t sums_bytes = L->n_slots * per_slot * p->real_size;
   clphmm_status st;
   cl_mem pairs = NULL, groups = NULL, dsums = NULL, bound = NULL;
