@@ -5,7 +5,7 @@
 #
 #   bench/sweep.sh DEVICE CELLS "L:GxC/WG GxC/WG ...;L:..."
 #   e.g. bench/sweep.sh gpu 3e9 "128:16x8/128 8x16/128;512:32x16/128"
-# PRECISION=double sweeps the double kernels.
+# PRECISION=double sweeps the double kernels (CLPHMM_DOUBLE_VARIANTS).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEV=$1 CELLS=$2 SPEC=$3
@@ -20,7 +20,8 @@ IFS=';' read -ra ITEMS <<<"$SPEC"
 for item in "${ITEMS[@]}"; do
   L=${item%%:*}
   for v in ${item#*:}; do
-    if ! out=$(CLPHMM_VARIANTS=$v "$BUILD/tools/clphmm-bench" --device "$DEV" \
+    if [ "${PRECISION:-float}" = double ]; then var=CLPHMM_DOUBLE_VARIANTS; else var=CLPHMM_VARIANTS; fi
+    if ! out=$(env "$var=$v" "$BUILD/tools/clphmm-bench" --device "$DEV" \
       --precision "${PRECISION:-float}" --synthetic "read=$L,hap=$L,cells=$CELLS" \
       -n 3 --no-startup --json "$TMP/run.json" 2>&1); then
       printf "L=%-5s %-12s FAILED %s\n" "$L" "$v" "$(echo "$out" | tail -3)"

@@ -475,6 +475,25 @@ static int default_shuffle(const cph_tuning_device *d) {
   return CPH_SHUFFLE_LOCAL;
 }
 
+/* A variant list from environment variable `name` into `dst` (the
+ * entry's variants or variants_double); errors name the variable. */
+static clphmm_status env_variants(cph_tuning_choice *c, const char *name,
+                                  char dst[CPH_VARIANT_TEXT]) {
+  const char *v = getenv(name);
+  if (!v || !*v)
+    return CLPHMM_SUCCESS;
+  cph_variant_set set;
+  char why[160];
+  const int too_long = strlen(v) >= CPH_VARIANT_TEXT;
+  if (too_long || !cph_variants_parse(v, &set, why, sizeof why))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "%s='%s': %s", name, v,
+                     too_long ? "too long" : why);
+  snprintf(dst, CPH_VARIANT_TEXT, "%s", v);
+  c->source = "env";
+  snprintf(c->key, sizeof c->key, "%s", name);
+  return CLPHMM_SUCCESS;
+}
+
 /* Environment overrides; errors name the variable. */
 static clphmm_status apply_env(cph_tuning_choice *c) {
   const char *sh = getenv("CLPHMM_SHUFFLE");
@@ -489,19 +508,10 @@ static clphmm_status apply_env(cph_tuning_choice *c) {
   const char *fma = getenv("CLPHMM_FMA");
   if (fma && *fma)
     c->entry.fma = strcmp(fma, "0") != 0;
-  const char *v = getenv("CLPHMM_VARIANTS");
-  if (v && *v) {
-    cph_variant_set set;
-    char why[160];
-    if (!cph_variants_parse(v, &set, why, sizeof why) ||
-        strlen(v) >= sizeof c->entry.variants)
-      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                       "CLPHMM_VARIANTS='%s': %s", v, why);
-    snprintf(c->entry.variants, sizeof c->entry.variants, "%s", v);
-    c->source = "env";
-    snprintf(c->key, sizeof c->key, "CLPHMM_VARIANTS");
-  }
-  return CLPHMM_SUCCESS;
+  clphmm_status st = env_variants(c, "CLPHMM_VARIANTS", c->entry.variants);
+  if (!st)
+    st = env_variants(c, "CLPHMM_DOUBLE_VARIANTS", c->entry.variants_double);
+  return st;
 }
 
 clphmm_status cph_tuning_choose(const cph_tuning_device *d,

@@ -11,6 +11,8 @@
 #include "plan.h"
 
 /* What a lookup sees of a device (no OpenCL needed, so tests can fake it). */
+#define CPH_VARIANT_TEXT 512 /* longest variant list, NUL included */
+
 typedef struct cph_tuning_device {
   const char *name;
   const char *vendor;
@@ -30,8 +32,9 @@ typedef struct cph_tuning_entry {
   char arch[64];      /* architecture, case-insensitive, whole string */
   char vendor[128];   /* case-insensitive substring of the vendor string */
   int type;           /* clphmm_device_type or CPH_TUNING_ANY_TYPE */
-  char variants[512]; /* "GxC/WG,..." (always set) */
-  char variants_double[512]; /* for double kernels ("": see plan.h) */
+  char variants[CPH_VARIANT_TEXT]; /* "GxC/WG,..." (always set) */
+  char variants_double[CPH_VARIANT_TEXT]; /* for double kernels ("": see
+                                             plan.h) */
   int shuffle;        /* cph_shuffle or CPH_TUNING_DEFAULT */
   int fma;            /* 0, 1 or CPH_TUNING_DEFAULT */
   unsigned line;      /* line in the override file (0: built in) */

@@ -39,6 +39,7 @@ static char *read_text(const char *path) {
 
 static void clear_env(void) {
   unsetenv("CLPHMM_VARIANTS");
+  unsetenv("CLPHMM_DOUBLE_VARIANTS");
   unsetenv("CLPHMM_SHUFFLE");
   unsetenv("CLPHMM_FMA");
 }
@@ -271,6 +272,18 @@ static void test_env(void) {
             strstr(cph_error_message(), "CLPHMM_VARIANTS='8x'"),
         "bad CLPHMM_VARIANTS: %s", cph_error_message());
   setenv("CLPHMM_VARIANTS", "8x4", 1);
+  setenv("CLPHMM_DOUBLE_VARIANTS", "32x16/64", 1);
+  c = choose(&gpu, &t);
+  CHECK(!strcmp(c.entry.variants_double, "32x16/64") &&
+            !strcmp(c.entry.variants, "8x4"),
+        "CLPHMM_DOUBLE_VARIANTS sets the double list only: '%s' '%s'",
+        c.entry.variants_double, c.entry.variants);
+  setenv("CLPHMM_DOUBLE_VARIANTS", "16x", 1);
+  CHECK(cph_tuning_choose(&gpu, &t, "f", &bad) ==
+                CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "CLPHMM_DOUBLE_VARIANTS='16x'"),
+        "bad CLPHMM_DOUBLE_VARIANTS: %s", cph_error_message());
+  unsetenv("CLPHMM_DOUBLE_VARIANTS");
   setenv("CLPHMM_SHUFFLE", "warp", 1);
   CHECK(cph_tuning_choose(&gpu, &t, "f", &bad) ==
                 CLPHMM_ERROR_INVALID_ARGUMENT &&
