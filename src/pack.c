@@ -44,8 +44,8 @@ static clphmm_status too_large(const char *what) {
                    "more than 2^32-1 %s in one call; split the input", what);
 }
 
-clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
-                            uint32_t *off, double *wm, double *wx) {
+clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read, uint32_t *off,
+                            double *wm, double *wx) {
   size_t need = p->n_rows + read->length;
   if (need > UINT32_MAX)
     return too_large("read bases");

@@ -11,9 +11,9 @@
 
 typedef struct cph_pack {
   cph_flavor flavor;
-  int scaled;           /* float rows for the scaled kernel form */
-  size_t real_size;     /* 4 (float) or 8 (double) */
-  unsigned char *rows;  /* 8 reals per read row (see cph_row_f) */
+  int scaled;            /* float rows for the scaled kernel form */
+  size_t real_size;      /* 4 (float) or 8 (double) */
+  unsigned char *rows;   /* 8 reals per read row (see cph_row_f) */
   unsigned char *rcodes; /* one base code per read row */
   size_t n_rows, cap_rows, cap_rcodes;
   unsigned char *hcodes; /* haplotype codes, word-padded (cph_pack_hap) */
@@ -46,8 +46,8 @@ void cph_pack_free(cph_pack *p);
  * offset (rows for a read, 32-bit words for a haplotype) and, for a read,
  * the weights of its sums (cph_job). Fails with CLPHMM_ERROR_TOO_LARGE past
  * 2^32 - 1 entries. */
-clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read,
-                            uint32_t *off, double *wm, double *wx);
+clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read, uint32_t *off,
+                            double *wm, double *wx);
 clphmm_status cph_pack_hap(cph_pack *p, const clphmm_haplotype *hap,
                            uint32_t *off);
 

@@ -58,27 +58,37 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
   return st ? st : variants_of(dev, &c, dbl, set);
 }
 
+/* Per-step overhead of the lane-group kernel, in read rows (fitted to the
+ * H200's float C = 16 / 20 / 24 and double C = 8 / 12 timings). */
+#define PLAN_STEP_ROWS 6
+
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   for (size_t i = 0; i < set->n; i++)
     if (rows <= cph_variant_rows(&set->v[i]))
       return i;
   /* Longer than every tile: among the variants with the most lanes (the
-   * long-read shapes), the one that pads the read least when tiling it,
-   * then the one with fewer tiles. (A 1024-row read takes two 512-row
-   * tiles rather than two of 768.) */
+   * long-read shapes), the one with the least estimated cost, then the one
+   * with fewer tiles. A tile's step costs its C rows plus an overhead of
+   * about PLAN_STEP_ROWS rows (shuffles, prior loads, sums), so the cost
+   * is padded rows x (C + PLAN_STEP_ROWS) / C: a 1024-row read takes two
+   * 512-row float tiles (C = 16) rather than two of 768 (C = 24), and
+   * three 384-row double tiles (C = 12) rather than four of 256 (C = 8),
+   * as measured on the H200 (bench/results). */
   unsigned gmax = 0;
   for (size_t i = 0; i < set->n; i++)
     gmax = set->v[i].g > gmax ? set->v[i].g : gmax;
   size_t best = set->n - 1;
-  uint64_t best_rows = UINT64_MAX;
+  uint64_t best_cost = UINT64_MAX;
   for (size_t i = 0; i < set->n; i++) {
-    const uint64_t t = cph_variant_rows(&set->v[i]);
+    const cph_variant *v = &set->v[i];
+    const uint64_t t = cph_variant_rows(v);
     const uint64_t padded = (rows + t - 1) / t * t;
-    if (set->v[i].g == gmax && (padded < best_rows ||
-                                (padded == best_rows &&
-                                 t > cph_variant_rows(&set->v[best])))) {
+    const uint64_t cost = padded * (v->c + PLAN_STEP_ROWS) * 1024 / v->c;
+    if (v->g == gmax &&
+        (cost < best_cost ||
+         (cost == best_cost && t > cph_variant_rows(&set->v[best])))) {
       best = i;
-      best_rows = padded;
+      best_cost = cost;
     }
   }
   return best;

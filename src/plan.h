@@ -22,7 +22,8 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
                                 cph_variant_set *set);
 
 /* Index of the variant serving a read of `rows` rows: the smallest that
- * holds it, else the widest variant that tiles it with the least padding. */
+ * holds it, else the widest variant that tiles it at the least estimated
+ * cost (padded rows and per-step overhead, see plan.c). */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 
 /* "GxC/WG,..." in set order. */

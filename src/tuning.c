@@ -17,7 +17,7 @@
 #define H200_VARIANTS                                                          \
   "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,16x16/128,"            \
   "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128"
-#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128"
+#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128,32x12/64"
 
 /* Built-in defaults, most specific first within each level. Values are
  * lanes x rows per lane / work-group size; reads longer than the last
@@ -269,9 +269,9 @@ static clphmm_status parse_line(const parser *ps, char *s,
   e->fma = DEF;
   e->line = ps->line;
   unsigned seen = 0;
-  static const char *const keys[] = {
-      "name", "arch", "vendor", "type", "variants", "double_variants",
-      "shuffle", "fma"};
+  static const char *const keys[] = {"name",    "arch",     "vendor",
+                                     "type",    "variants", "double_variants",
+                                     "shuffle", "fma"};
   while (*s && *s != '#') {
     char *key = NULL, *val = NULL;
     clphmm_status st = next_token(ps, &s, &key, &val);

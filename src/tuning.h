@@ -28,16 +28,16 @@ typedef struct cph_tuning_device {
  * anything) and what it sets (CPH_TUNING_DEFAULT: the device's default).
  * New fields go here and in the field table of tuning.c. */
 typedef struct cph_tuning_entry {
-  char name[128];     /* case-insensitive substring of the device name */
-  char arch[64];      /* architecture, case-insensitive, whole string */
-  char vendor[128];   /* case-insensitive substring of the vendor string */
-  int type;           /* clphmm_device_type or CPH_TUNING_ANY_TYPE */
-  char variants[CPH_VARIANT_TEXT]; /* "GxC/WG,..." (always set) */
+  char name[128];   /* case-insensitive substring of the device name */
+  char arch[64];    /* architecture, case-insensitive, whole string */
+  char vendor[128]; /* case-insensitive substring of the vendor string */
+  int type;         /* clphmm_device_type or CPH_TUNING_ANY_TYPE */
+  char variants[CPH_VARIANT_TEXT];        /* "GxC/WG,..." (always set) */
   char variants_double[CPH_VARIANT_TEXT]; /* for double kernels ("": see
                                              plan.h) */
-  int shuffle;        /* cph_shuffle or CPH_TUNING_DEFAULT */
-  int fma;            /* 0, 1 or CPH_TUNING_DEFAULT */
-  unsigned line;      /* line in the override file (0: built in) */
+  int shuffle;   /* cph_shuffle or CPH_TUNING_DEFAULT */
+  int fma;       /* 0, 1 or CPH_TUNING_DEFAULT */
+  unsigned line; /* line in the override file (0: built in) */
 } cph_tuning_entry;
 
 /* Entries of an override file, in file order. */

@@ -65,11 +65,13 @@ static void random_bases(test_rng *rng, char *out, size_t n, int odd) {
 
 /* A read copied from `hap` (when given) with ~5% substitutions, else random;
  * `wild` qualities are uniform 0..127, otherwise GATK-like. */
-static clphmm_read make_read(gen *g, test_rng *rng, size_t len,
-                             const char *hap, size_t hap_len, int wild) {
+static clphmm_read make_read(gen *g, test_rng *rng, size_t len, const char *hap,
+                             size_t hap_len, int wild) {
   char *b = gen_alloc(g, len);
   uint8_t *q = gen_alloc(g, 4 * len);
-  size_t start = hap && hap_len > len ? test_rng_range(rng, 0, (unsigned)(hap_len - len)) : 0;
+  size_t start = hap && hap_len > len
+                     ? test_rng_range(rng, 0, (unsigned)(hap_len - len))
+                     : 0;
   for (size_t i = 0; i < len; i++) {
     int copy = hap && start + i < hap_len && test_rng_range(rng, 0, 99) >= 5;
     b[i] = copy ? hap[start + i] : random_base(rng, 1);
@@ -99,9 +101,9 @@ static void push_batch(gen *g, clphmm_batch b) {
 /* One batch: reads of the given lengths against `nh` haplotypes of random
  * lengths in [hmin, hmax]; reads are copied from the first haplotype when
  * `similar`, so likelihoods stay in float range. */
-static void add_batch(gen *g, test_rng *rng, const size_t *read_lens,
-                      size_t nr, size_t nh, unsigned hmin, unsigned hmax,
-                      int similar, int wild) {
+static void add_batch(gen *g, test_rng *rng, const size_t *read_lens, size_t nr,
+                      size_t nh, unsigned hmin, unsigned hmax, int similar,
+                      int wild) {
   clphmm_haplotype *haps = gen_alloc(g, nh * sizeof *haps);
   for (size_t h = 0; h < nh; h++) {
     size_t len = test_rng_range(rng, hmin, hmax);
@@ -140,8 +142,8 @@ static double *run_device(clphmm_context *ctx, const gen *g, size_t n) {
   double *out = malloc((n ? n : 1) * sizeof *out);
   if (!out)
     abort();
-  if (CHECK_STATUS(clphmm_compute(ctx, g->batches, g->n, out),
-                   CLPHMM_SUCCESS, ctx) != CLPHMM_SUCCESS) {
+  if (CHECK_STATUS(clphmm_compute(ctx, g->batches, g->n, out), CLPHMM_SUCCESS,
+                   ctx) != CLPHMM_SUCCESS) {
     free(out);
     return NULL;
   }
@@ -168,9 +170,8 @@ static double *run_reference_gkl_double(const gen *g, size_t n) {
     for (size_t r = 0; r < bt->n_reads; r++)
       for (size_t h = 0; h < bt->n_haplotypes; h++, k++) {
         double s = 0;
-        CHECK_STATUS(cph_reference_pair_double(&bt->reads[r],
-                                               &bt->haplotypes[h],
-                                               CPH_GKL_DOUBLE, &s),
+        CHECK_STATUS(cph_reference_pair_double(
+                         &bt->reads[r], &bt->haplotypes[h], CPH_GKL_DOUBLE, &s),
                      CLPHMM_SUCCESS, NULL);
         out[k] = cph_log10_double(s);
       }
@@ -184,8 +185,7 @@ static double *run_reference_gkl_double(const gen *g, size_t n) {
 static double compare_as(clphmm_context *ctx, const gen *g, const char *what,
                          int rescued) {
   size_t n;
-  CHECK_STATUS(clphmm_count_pairs(g->batches, g->n, &n), CLPHMM_SUCCESS,
-               NULL);
+  CHECK_STATUS(clphmm_count_pairs(g->batches, g->n, &n), CLPHMM_SUCCESS, NULL);
   const double level = ctx->precision == CLPHMM_PRECISION_FLOAT && !rescued
                            ? LEVEL_FLOAT
                            : LEVEL_DOUBLE;

@@ -64,7 +64,8 @@ static void test_builtin_chain(void) {
                                 "Advanced Micro Devices, Inc.", "gfx90a",
                                 CLPHMM_DEVICE_GPU, NULL};
   const cph_tuning_device arc = {"Intel(R) Arc(TM) A770",
-                                 "Intel(R) Corporation", "", CLPHMM_DEVICE_GPU, NULL};
+                                 "Intel(R) Corporation", "", CLPHMM_DEVICE_GPU,
+                                 NULL};
   const cph_tuning_device cpu = {"pthread-skylake", "AuthenticAMD", "",
                                  CLPHMM_DEVICE_CPU, NULL};
   const cph_tuning_device acc = {"FPGA", "Someone", "",
@@ -93,8 +94,8 @@ static void test_builtin_chain(void) {
       {"cl_khr_subgroup_shuffle_relativeX", CPH_SHUFFLE_LOCAL},
       {"", CPH_SHUFFLE_LOCAL}};
   for (size_t i = 0; i < sizeof by_ext / sizeof *by_ext; i++) {
-    const cph_tuning_device gpu = {"Some GPU", "Someone", "",
-                                   CLPHMM_DEVICE_GPU, by_ext[i].ext};
+    const cph_tuning_device gpu = {"Some GPU", "Someone", "", CLPHMM_DEVICE_GPU,
+                                   by_ext[i].ext};
     c = choose(&gpu, NULL);
     CHECK(c.entry.shuffle == by_ext[i].want, "extensions '%s': shuffle %d",
           by_ext[i].ext, c.entry.shuffle);
@@ -172,8 +173,8 @@ static void test_file_match(void) {
             c.entry.shuffle == CPH_SHUFFLE_NVIDIA,
         "vendor substring (case-insensitive); default shuffle: %s",
         c.entry.variants);
-  const cph_tuning_device amd = {"gfx1100", "AMD", "gfx1100",
-                                 CLPHMM_DEVICE_GPU, NULL};
+  const cph_tuning_device amd = {"gfx1100", "AMD", "gfx1100", CLPHMM_DEVICE_GPU,
+                                 NULL};
   c = choose(&amd, &t);
   CHECK(!strcmp(c.entry.variants, "2x2/128") && c.entry.fma == 0,
         "type gpu entry, fma set by the file: %s", c.entry.variants);
@@ -460,7 +461,8 @@ static void test_device_plan(void) {
 }
 
 /* Read-length bins: the smallest variant that holds a read; longer reads
- * go to the widest variant that tiles them with the least padding. */
+ * go to the widest variant that tiles them at the least estimated cost
+ * (padded rows, plus a per-step overhead that favours more rows per lane). */
 static void test_bins(void) {
   cph_variant_set set;
   char why[160];
@@ -471,14 +473,28 @@ static void test_bins(void) {
   static const struct {
     uint32_t rows;
     unsigned g, c;
-  } cases[] = {{1, 4, 16},     {64, 4, 16},   {65, 8, 16},   {512, 32, 16},
-               {513, 32, 24},  {768, 32, 24}, {769, 32, 16}, {1024, 32, 16},
+  } cases[] = {{1, 4, 16},     {64, 4, 16},    {65, 8, 16},   {512, 32, 16},
+               {513, 32, 24},  {768, 32, 24},  {769, 32, 16}, {1024, 32, 16},
                {1100, 32, 24}, {1536, 32, 24}, {2048, 32, 16}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &set.v[cph_plan_bin(&set, cases[i].rows)];
     CHECK(v->g == cases[i].g && v->c == cases[i].c,
           "%u rows: got %ux%u, want %ux%u", cases[i].rows, v->g, v->c,
           cases[i].g, cases[i].c);
+  }
+  /* The double table's long-read shapes: 384-row tiles beat 256-row ones
+   * even with some padding; 512 rows stay on two 256-row tiles. */
+  CHECK(cph_variants_parse("16x8/64,32x8/128,32x12/64", &set, why, sizeof why),
+        "parse: %s", why);
+  static const struct {
+    uint32_t rows;
+    unsigned c;
+  } dcases[] = {{256, 8}, {300, 12}, {512, 8}, {1024, 12}, {2048, 12}};
+  for (size_t i = 0; i < sizeof dcases / sizeof *dcases; i++) {
+    const cph_variant *v = &set.v[cph_plan_bin(&set, dcases[i].rows)];
+    CHECK(v->g == 32 && v->c == dcases[i].c,
+          "double %u rows: got %ux%u, want 32x%u", dcases[i].rows, v->g, v->c,
+          dcases[i].c);
   }
 }
 
