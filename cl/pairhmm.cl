@@ -308,8 +308,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uint2 *groups, /* per work-group: (tiles, steps) */
         __global real *sums, /* per pair: scaled final sum (scaled form:
                                 the last row's sums of m and x) */
-        __global real4 *bound, /* per pair slot, 2 x bound_cols columns of
-                                  the tile boundary row: (M, X, T, 0) */
+        __global real4 *bound, /* per pair slot, bound_cols columns of the
+                                  tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column) {
   __local realv emis[PPW * SLOT_STRIDE];
   CPH_SHUFFLE_DECL
@@ -328,7 +328,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * word of NONE that every later step reads again. */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
-  __global real4 *bnd = bound + (size_t)pair * 2 * bound_cols;
+  __global real4 *bnd = bound + (size_t)pair * bound_cols;
 
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
@@ -344,8 +344,13 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   for (uint tile = 0; tile < ntiles; tile++) {
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global const real4 *bin = bnd + (tile & 1) * bound_cols;
-    __global real4 *bout = bnd + ((tile & 1) ^ 1) * bound_cols;
+    /* One boundary row serves as input and output: lane 0 reads column j
+     * (one step ahead) at step j - 2, the last lane overwrites it at step
+     * j + G - 2, later. Past the pair's last column only Y is non-zero and
+     * prior 0 cancels it, so the clamped read of the last column may see
+     * either value. */
+    __global const real4 *bin = bnd;
+    __global real4 *bout = bnd;
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;

@@ -3,8 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Boundary-row scratch allowed per launch of the multi-tile bin. */
-#define MAX_BOUND_BYTES ((uint64_t)256 << 20)
+/* Boundary-row scratch allowed per launch of the multi-tile bin (also
+ * bounded by the device's largest allocation). */
+#define MAX_BOUND_BYTES ((uint64_t)1 << 30)
 /* Bytes per read row on the device: 8 reals plus the base code. */
 #define ROW_BYTES(real) (8 * (uint64_t)(real) + 1)
 
@@ -247,8 +248,8 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   const size_t sums_bytes = L->n_slots * per_slot * p->real_size;
   clphmm_status st;
   cl_mem pairs = NULL, groups = NULL, dsums = NULL, bound = NULL;
-  /* Two boundary rows per pair slot, four reals (M, X, T, 0) a column. */
-  size_t bound_bytes = (size_t)L->n_slots * 8 * L->bound_cols * p->real_size;
+  /* One boundary row per pair slot, four reals (M, X, T, 0) a column. */
+  size_t bound_bytes = (size_t)L->n_slots * 4 * L->bound_cols * p->real_size;
   void *host = malloc(sums_bytes);
   if (!host)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
@@ -315,7 +316,7 @@ static size_t launch_end(const clphmm_context *ctx, const cph_pack *p,
     uint32_t mh = jb->H > max_h ? jb->H : max_h;
     uint32_t mt = ord[end].tiles > max_tiles ? ord[end].tiles : max_tiles;
     uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
-    uint64_t bound = mt > 1 ? slots * 8 * (mh + v->g + 5ull) * real : 0;
+    uint64_t bound = mt > 1 ? slots * 4 * (mh + v->g + 5ull) * real : 0;
     uint64_t bytes = slots * (16 + 2 * real) + slots / ppw * 8 + bound;
     if (end > start &&
         (cells + c > ctx->max_cells || bound > bound_cap || bytes > budget))
