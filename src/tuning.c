@@ -26,9 +26,10 @@ static const cph_tuning_entry builtin[] = {
     /* Measured on the H200 (bench/sweep.sh, bench/results): warp shuffles,
      * bins of 32..768 rows. More rows per lane amortise the per-step work
      * until registers spill (C = 32); fewer lanes waste fewer ramp steps;
-     * fine bins keep the top padding small (a 96-base read runs at 2.6
-     * TCUPS on 4x24, 1.8 on 8x16). Double kernels need twice the registers
-     * per row. */
+     * fine bins keep the top padding small (a 96-base read ran at 2.6
+     * TCUPS on 4x24, 1.8 on 8x16, with the fused form). Double kernels need
+     * twice the registers per row: C = 16 spills, C = 12 is the best
+     * long-read tile (0.55 vs 0.46 TCUPS at 2048 bases for C = 8). */
     {.name = "H200",
      .vendor = "NVIDIA",
      .type = CLPHMM_DEVICE_GPU,
