@@ -168,24 +168,7 @@ typedef float4 realv;
 
 /* One step's cells of this lane: column j of rows 0..C-1, given the row
  * above (up*: this column, d*: the previous column) and the priors pv. */
-#if CPH_SCALED
-#define CELLS()                                                                \
-  {                                                                            \
-    real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dT;                     \
-    _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
-      const real oM = M[c], oX = X[c], oY = T[c];                              \
-      M[c] = pv[c] * fma(cb[c], dgX, fma(cg[c], dgY, dgM));                    \
-      X[c] = fma(ca[c], upX, upM);                                             \
-      T[c] = fma(gg[c], oY, oM);                                               \
-      dgM = oM;                                                                \
-      dgX = oX;                                                                \
-      dgY = oY;                                                                \
-      upM = M[c];                                                              \
-      upX = X[c];                                                              \
-    }                                                                          \
-  }
-#define SHIP_T() T[C - 1]
-#elif CPH_FMA
+#if CPH_FMA && !CPH_SCALED
 #define CELLS()                                                                \
   {                                                                            \
     real upM = uM, upX = uX, dgM = dM, dgS = dT;                               \
@@ -203,14 +186,22 @@ typedef float4 realv;
 /* What the next lane needs of the last row as its third value: S = X+Y. */
 #define SHIP_T() fma(my[C - 1], T[C - 1], X[C - 1])
 #else
+/* Scaled and exact forms: the same walk, different updates of one cell. */
+#if CPH_SCALED
+#define CELL(c)                                                                \
+  (M[c] = pv[c] * fma(cb[c], dgX, fma(cg[c], dgY, dgM)),                       \
+   X[c] = fma(ca[c], upX, upM), T[c] = fma(gg[c], oY, oM))
+#else
+#define CELL(c)                                                                \
+  (M[c] = pv[c] * ((dgM * mm[c] + dgX * gapm[c]) + dgY * gapm[c]),             \
+   X[c] = upM * mx[c] + upX * gg[c], T[c] = oM * my[c] + oY * gg[c])
+#endif
 #define CELLS()                                                                \
   {                                                                            \
     real upM = uM, upX = uX, dgM = dM, dgX = dX, dgY = dT;                     \
     _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
       const real oM = M[c], oX = X[c], oY = T[c];                              \
-      M[c] = pv[c] * ((dgM * mm[c] + dgX * gapm[c]) + dgY * gapm[c]);          \
-      X[c] = upM * mx[c] + upX * gg[c];                                        \
-      T[c] = oM * my[c] + oY * gg[c];                                          \
+      CELL(c);                                                                 \
       dgM = oM;                                                                \
       dgX = oX;                                                                \
       dgY = oY;                                                                \
