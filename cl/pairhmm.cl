@@ -16,8 +16,22 @@
  * Reads are padded at the top with transparent rows (prior 0, no
  * insertion, Y carried down unchanged), so the pair's last row is always
  * the last register of the last lane of the last tile: no run-time register
- * indexing. Reads longer than one tile (G*C rows) run tile after tile; the
- * last row of each tile goes to global memory (`bound`) for the next.
+ * indexing.
+ *
+ * Reads longer than one tile (G*C rows) run several tiles at once
+ * (CPH_COOP): the work-group's lane groups form `coop` tile slots, and
+ * slot t computes tile t of a round of `coop` consecutive tiles, LAG steps
+ * behind slot t-1, whose last row it reads from a ring in local memory.
+ * A barrier every four steps orders the ring: slot t-1 writes column index
+ * k at its step k + G - 1, slot t reads it at its step k - 1, which is
+ * LAG - G >= 4 steps, at least one block, later; the slot before it writes
+ * the same ring entry again RING >= LAG - G + 4 steps later, in a later
+ * block than the read. The last slot of a round writes its row to global memory
+ * (`bound`) for the first slot of the next round. A slot runs the steps of
+ * the whole round: before its start its columns are <= 0 and after its
+ * end > H, which compute zeros (the ring gives zeros for columns <= 0), so
+ * every lane still runs the same instructions. With coop = 1 the tiles run
+ * one after the other through `bound` alone.
  *
  * Three arithmetic forms (CPH_FMA selects a fast one; CPH_SCALED is the
  * fast form of single precision):
@@ -53,7 +67,9 @@
  *
  * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_G, CPH_C (a multiple of the
  * vector width: 4 floats or 2 doubles), CPH_WG (work-group size, a multiple
- * of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
+ * of CPH_G), CPH_COOP (0/1: concurrent tiles; the host sets it for the
+ * variants that tile long reads), CPH_SHUFFLE (see shuffle.cl, prepended by
+ * the host).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -65,12 +81,20 @@
 
 #define G CPH_G
 #define C CPH_C
-#define PPW (CPH_WG / CPH_G) /* pairs per work-group */
+#define LG (CPH_WG / CPH_G) /* lane groups per work-group */
 #define TILE (CPH_G * CPH_C) /* read rows per tile */
 #define BASE_N 4
 #define SYM_NONE 5 /* a column outside 1..H: prior 0 (host pads with it) */
 #define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
+#define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
+/* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
+#define LAG ((G + 7) / 4 * 4)
+/* Ring columns per lane group: a power of two, at least LAG - G + 4. */
+#define RING 16
+#ifndef CPH_COOP
+#define CPH_COOP 0
+#endif
 
 /* Priors are read VW rows at a time (one 16-byte vector load). */
 #if CPH_DOUBLE
@@ -135,7 +159,7 @@ typedef float4 realv;
     _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
       const uint p = tile * TILE + lane * C + c;                               \
       M[c] = X[c] = (real)0;                                                   \
-      if (p < pad) {                                                           \
+      if (p < pad || tile >= ntiles) {                                         \
         PAD_COEFS(c);                                                          \
         pmatch[c] = pmis[c] = (real)0;                                         \
         rb[c] = BASE_N;                                                        \
@@ -223,7 +247,9 @@ typedef float4 realv;
     }                                                                          \
   }
 
-/* One step s + R (R a constant 0..3): exchange, compute, emit the last row.
+/* One step s + R (R a constant 0..3; s, this tile's step, is signed: a
+ * concurrent tile starts at a negative step): exchange, compute, emit the
+ * last row.
  *
  * The symbol and its priors run one step ahead: the lane above used, at
  * this step, the symbol this lane needs at the next, so the shuffle of the
@@ -232,8 +258,8 @@ typedef float4 realv;
  * haplotype words w, w_next).
  *
  * MULTI (a constant) selects the multi-tile copy of the loop: lane 0 takes
- * the row above from the boundary row `bin` (prefetched one step ahead)
- * and the last lane writes its row to `bout`; the single-tile copy starts
+ * the row above from the boundary (BOUND_IN, prefetched one step ahead)
+ * and the last lane emits its row (BOUND_OUT); the single-tile copy starts
  * from row 0 and only sums. Both copies sum: a tile's sums are reset at its
  * start, so after the last tile they hold the pair's. */
 #define STEP(R, MULTI)                                                         \
@@ -241,10 +267,10 @@ typedef float4 realv;
     real uM, uX, uT;                                                           \
     uint nsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
-    const int j = (int)(s + (R)) - (int)lane + 1;                              \
+    const int j = s + (R) - (int)lane + 1;                                     \
     if (MULTI) {                                                               \
       bcur = bnext;                                                            \
-      bnext = bin[min(s + (R) + 1, bound_cols - 1)];                           \
+      bnext = BOUND_IN(s + (R) + 1);                                           \
     }                                                                          \
     if (lane == 0) {                                                           \
       nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
@@ -262,7 +288,7 @@ typedef float4 realv;
       sum_x += X[C - 1];                                                       \
     }                                                                          \
     if ((MULTI) && lane == G - 1 && j >= 1)                                    \
-      bout[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);            \
+      BOUND_OUT(j - 1, (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0));        \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
@@ -270,24 +296,61 @@ typedef float4 realv;
     _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] = pn[c];              \
   }
 
-/* All steps of one tile; nsteps is a multiple of 4 (the host rounds it). */
-#define TILE_STEPS(MULTI)                                                      \
+/* The boundary row above this tile at column index k (column k + 1): the
+ * first slot of a round reads `bound` (clamped: past the pair's last
+ * column only Y is non-zero and prior 0 cancels it, so the clamped read
+ * may see either value), the others the previous slot's ring (zeros left
+ * of column 1: the row above is a real row). The last slot of a round
+ * writes `bound`, the others their ring. One boundary row serves as input
+ * and output: the first slot reads column index k at step k - 1, the last
+ * slot overwrites it later (G - 1 steps later, and LAG steps per slot
+ * between them). */
+#if CPH_COOP
+#define BOUND_IN(k)                                                            \
+  (tslot == 0     ? bin[min((k), bin_last)]                                    \
+   : ((k) >= 0) ? rin[(k) & (RING - 1)]                                        \
+                : (real4)0)
+#define BOUND_OUT(k, v)                                                        \
   {                                                                            \
-    uint w = hw[0];                                                            \
+    if (tslot + 1 < nconc)                                                     \
+      rout[(k) & (RING - 1)] = (v);                                            \
+    else                                                                       \
+      bout[k] = (v);                                                           \
+  }
+#define COOP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#else
+#define BOUND_IN(k) bin[min((k), bin_last)]
+#define BOUND_OUT(k, v) (bout[k] = (v))
+#define COOP_SYNC()
+#endif
+
+/* Haplotype word q (four symbols), NONE before the first. */
+#define HWORD(q) ((q) < 0 ? NONE4 : hw[min((q), (int)last_word)])
+
+/* All steps of one round, nsteps (a multiple of 4, rounded by the host)
+ * per tile, from this tile's first step s0 (0, or -LAG per slot before
+ * this one). SYNC: whether the concurrent tiles synchronise per block. */
+#define TILE_STEPS(MULTI, SYNC)                                                \
+  {                                                                            \
+    const int s0 = (MULTI) ? -(int)(tslot * LAG) : 0;                          \
+    const uint gsteps = (MULTI) ? nsteps + (nconc - 1) * LAG : nsteps;         \
+    uint w = HWORD(s0 / 4);                                                    \
     real4 bcur = 0, bnext = 0;                                                 \
     if (MULTI)                                                                 \
-      bnext = bin[0];                                                          \
-    /* Step 0: lane 0 at column 1, the others not started. */                 \
+      bnext = BOUND_IN(s0);                                                    \
     uint sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                             \
     real pv[C];                                                                \
     LOAD_PRIORS(pv, sym);                                                      \
-    for (uint s = 0; s < nsteps; s += 4) {                                     \
-      const uint w_next = hw[min(s / 4 + 1, last_word)];                       \
+    for (uint gs = 0; gs < gsteps; gs += 4) {                                  \
+      const int s = (int)gs + s0; /* a multiple of 4 */                        \
+      const uint w_next = HWORD(s / 4 + 1);                                    \
       STEP(0, MULTI);                                                          \
       STEP(1, MULTI);                                                          \
       STEP(2, MULTI);                                                          \
       STEP(3, MULTI);                                                          \
       w = w_next;                                                              \
+      if (SYNC)                                                                \
+        COOP_SYNC();                                                           \
     }                                                                          \
   }
 
@@ -301,14 +364,21 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
                                 the last row's sums of m and x) */
         __global real4 *bound, /* per pair slot, bound_cols columns of the
                                   tile boundary row: (M, X, T, 0) */
-        const uint bound_cols, const int per_column) {
-  __local realv emis[PPW * SLOT_STRIDE];
+        const uint bound_cols, const int per_column,
+        const uint coop /* tile slots: divides LG, 1 without CPH_COOP */) {
+  __local realv emis[LG * SLOT_STRIDE];
+#if CPH_COOP
+  __local real4 ring[LG * RING];
+#endif
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
   const uint lane = lid % G;
   const uint slot = lid / G;
-  const uint pair = get_group_id(0) * PPW + slot;
+  /* Lane group slot computes tile slot tslot of pair slot pslot. */
+  const uint ppw = LG / coop; /* pairs per work-group */
+  const uint tslot = slot / ppw, pslot = slot % ppw;
+  const uint pair = get_group_id(0) * ppw + pslot;
   const uint4 pr = pairs[pair];
   const uint R = pr.y, H = pr.w;
   const uint2 grp = groups[get_group_id(0)];
@@ -320,6 +390,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
   __global real4 *bnd = bound + (size_t)pair * bound_cols;
+  const int bin_last = (int)bound_cols - 1;
+#if CPH_COOP
+  __local const real4 *rin = ring + (slot - (tslot ? ppw : 0)) * RING;
+  __local real4 *rout = ring + slot * RING;
+#endif
 
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
@@ -328,18 +403,17 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
    * condition: PoCL cannot form work-group regions around it otherwise.) */
-  if (ntiles > 1)
+  if (ntiles > 1 && tslot == 0)
     for (uint c = lane; c < nsteps; c += G)
       bnd[c] = (real4)(0, 0, init, 0);
   barrier(CLK_GLOBAL_MEM_FENCE);
-  for (uint tile = 0; tile < ntiles; tile++) {
+  const uint nrounds = (ntiles + coop - 1) / coop;
+  for (uint round = 0; round < nrounds; round++) {
+    const uint tile = round * coop + tslot;
+    /* Tiles running in this round; slots past them compute padding. */
+    const uint nconc = min(coop, ntiles - round * coop);
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* One boundary row serves as input and output: lane 0 reads column j
-     * (one step ahead) at step j - 2, the last lane overwrites it at step
-     * j + G - 2, later. Past the pair's last column only Y is non-zero and
-     * prior 0 cancels it, so the clamped read of the last column may see
-     * either value. */
     __global const real4 *bin = bnd;
     __global real4 *bout = bnd;
     /* Diagonal input of lane 0's first row: the row above at column 0,
@@ -349,19 +423,20 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #if CPH_SHUFFLE == 3 || CPH_SHUFFLE == 4
     /* Two copies of the loop, the single-tile one without boundary rows. */
     if (ntiles == 1)
-      TILE_STEPS(0)
+      TILE_STEPS(0, 0)
     else
-      TILE_STEPS(1)
+      TILE_STEPS(1, 1)
 #else
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
     const int multi = ntiles > 1;
-    TILE_STEPS(multi)
+    TILE_STEPS(multi, 1)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
-  if (lane == G - 1) {
+  /* The slot of the pair's last tile holds its sums. */
+  if (lane == G - 1 && tslot == (ntiles - 1) % coop) {
 #if CPH_SCALED
     sums[2 * pair] = sum_m; /* weighted by the host */
     sums[2 * pair + 1] = sum_x;

@@ -78,6 +78,24 @@ static void release_cl(clphmm_context *ctx) {
   ctx->cl = NULL;
 }
 
+/* $CLPHMM_CONCURRENT_TILES: the most tiles of one long read that run at
+ * once (1: one after the other; unset: as many as a work-group holds). */
+static clphmm_status env_max_coop(unsigned *max) {
+  const char *v = getenv("CLPHMM_CONCURRENT_TILES");
+  *max = 0;
+  if (!v || !*v)
+    return CLPHMM_SUCCESS;
+  char *end;
+  unsigned long n = strtoul(v, &end, 10);
+  if (*end || n < 1 || n > 1024 || *v == '-' || *v == '+')
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "CLPHMM_CONCURRENT_TILES='%s' is not a number of tiles "
+                     "from 1 to 1024",
+                     v);
+  *max = (unsigned)n;
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status clphmm_context_create(const clphmm_options *options,
                                     clphmm_context **context) {
   if (!context)
@@ -97,7 +115,9 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   ctx->precision = o.precision;
   ctx->max_cells =
       o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
-  clphmm_status st = cph_device_select(o.device, &ctx->dev);
+  clphmm_status st = env_max_coop(&ctx->max_coop);
+  if (!st)
+    st = cph_device_select(o.device, &ctx->dev);
   ctx->max_device_bytes = o.max_device_bytes
                               ? o.max_device_bytes
                               : ctx->dev.info.global_mem_bytes / 2;

@@ -14,6 +14,15 @@ static int by_rows(const void *a, const void *b) {
 
 #define DOUBLE_MAX_C 8
 
+/* The most lanes of any variant: the variants with that many tile long
+ * reads (cph_plan_bin). */
+static unsigned max_lanes(const cph_variant_set *set) {
+  unsigned gmax = 0;
+  for (size_t i = 0; i < set->n; i++)
+    gmax = set->v[i].g > gmax ? set->v[i].g : gmax;
+  return gmax;
+}
+
 /* The variant set of a choice in a precision, checked against the
  * device's limits and the kernel's vector width (4 floats or 2 doubles of
  * priors per load: rows per lane must be a multiple of it). */
@@ -48,6 +57,10 @@ static clphmm_status variants_of(const cph_device *dev,
                        set->v[i].wg, dev->info.name, dev->max_work_group_size);
   }
   qsort(set->v, set->n, sizeof set->v[0], by_rows);
+  /* Only the long-read variants pay for the rings of concurrent tiles. */
+  const unsigned gmax = max_lanes(set);
+  for (size_t i = 0; i < set->n; i++)
+    set->v[i].coop = set->v[i].g == gmax;
   return CLPHMM_SUCCESS;
 }
 
@@ -74,9 +87,7 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
    * 512-row float tiles (C = 16) rather than two of 768 (C = 24), and
    * three 384-row double tiles (C = 12) rather than four of 256 (C = 8),
    * as measured on the H200 (bench/results). */
-  unsigned gmax = 0;
-  for (size_t i = 0; i < set->n; i++)
-    gmax = set->v[i].g > gmax ? set->v[i].g : gmax;
+  const unsigned gmax = max_lanes(set);
   size_t best = set->n - 1;
   uint64_t best_cost = UINT64_MAX;
   for (size_t i = 0; i < set->n; i++) {

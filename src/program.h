@@ -27,8 +27,15 @@ typedef struct cph_variant {
   unsigned c;  /* read rows per lane */
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
-  int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int fma;  /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int coop; /* can run the tiles of a long read concurrently (CPH_COOP) */
 } cph_variant;
+
+/* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
+ * smallest power of two that covers them, within the work-group's lane
+ * groups (it must divide them) and `max` (0: no limit). 1 runs the tiles
+ * one after the other. */
+unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
 
 /* Whether the kernel of `v` uses the scaled arithmetic form, which returns
  * two last-row sums per pair (cl/pairhmm.cl, cph_read_weights): the fast

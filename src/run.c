@@ -110,11 +110,12 @@ static void release_pack(dev_pack *d) {
   release_mem(&d->hcodes);
 }
 
-/* One launch: jobs ord[0..n) of one bin, grouped PPW to a work-group. */
+/* One launch: jobs ord[0..n) of one bin, grouped ppw to a work-group. */
 typedef struct launch {
   const cph_variant *v; /* the variant of `k` */
   const cph_kernel *k;
-  int bin; /* index in ctx->stats.bins, -1: not counted */
+  int bin;       /* index in ctx->stats.bins, -1: not counted */
+  unsigned coop; /* tile slots (cph_variant_coop); ppw = lane groups / coop */
   uint32_t *pairs;  /* 4 per pair slot */
   uint32_t *groups; /* 2 per work-group */
   size_t n_slots, n_groups;
@@ -123,7 +124,7 @@ typedef struct launch {
 
 static clphmm_status plan_launch(const cph_job *jobs, const order *ord,
                                  size_t n, launch *L) {
-  const unsigned ppw = L->v->wg / L->v->g;
+  const unsigned ppw = L->v->wg / L->v->g / L->coop;
   L->n_groups = (n + ppw - 1) / ppw;
   L->n_slots = L->n_groups * ppw;
   L->pairs = calloc(L->n_slots * 4, sizeof *L->pairs);
@@ -164,7 +165,8 @@ static void free_launch(launch *L) {
 
 static clphmm_status set_args(cl_kernel k, const dev_pack *d, cl_mem pairs,
                               cl_mem groups, cl_mem sums, cl_mem bound,
-                              cl_uint bound_cols, cl_int per_column) {
+                              cl_uint bound_cols, cl_int per_column,
+                              cl_uint coop) {
   cl_int err = CL_SUCCESS;
   cl_uint a = 0;
   err |= cph_cl.SetKernelArg(k, a++, sizeof(cl_mem), &d->rows);
@@ -176,6 +178,7 @@ static clphmm_status set_args(cl_kernel k, const dev_pack *d, cl_mem pairs,
   err |= cph_cl.SetKernelArg(k, a++, sizeof(cl_mem), &bound);
   err |= cph_cl.SetKernelArg(k, a++, sizeof(cl_uint), &bound_cols);
   err |= cph_cl.SetKernelArg(k, a++, sizeof(cl_int), &per_column);
+  err |= cph_cl.SetKernelArg(k, a++, sizeof(cl_uint), &coop);
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clSetKernelArg", err,
                        "setting kernel arguments");
@@ -265,7 +268,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
     st = device_buffer(ctx, bound_bytes, &bound, "allocating tile boundaries");
   if (!st)
     st = set_args(k, d, pairs, groups, dsums, bound, L->bound_cols,
-                  p->flavor == CPH_JAVA_DOUBLE);
+                  p->flavor == CPH_JAVA_DOUBLE, L->coop);
   cl_event ev = NULL;
   if (!st) {
     size_t global = L->n_groups * L->v->wg, local = L->v->wg;
@@ -297,13 +300,15 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   return st;
 }
 
-/* End of the launch that starts at ord[start]: as many jobs as fit the
- * cells per launch, the boundary scratch and the device-memory budget
- * (exact bytes of the launch's buffers, work-group padding included). */
+/* End of the launch that starts at ord[start] with `coop` tile slots: as
+ * many jobs as fit the cells per launch, the boundary scratch and the
+ * device-memory budget (exact bytes of the launch's buffers, work-group
+ * padding included), and take as many tile slots. */
 static size_t launch_end(const clphmm_context *ctx, const cph_pack *p,
                          const cph_job *jobs, const order *ord, size_t n,
-                         size_t start, const cph_variant *v, uint64_t budget) {
-  const uint64_t ppw = v->wg / v->g, real = p->real_size;
+                         size_t start, const cph_variant *v, unsigned coop,
+                         uint64_t budget) {
+  const uint64_t ppw = v->wg / v->g / coop, real = p->real_size;
   uint64_t bound_cap = MAX_BOUND_BYTES;
   if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
     bound_cap = ctx->dev.max_alloc_bytes;
@@ -319,7 +324,8 @@ static size_t launch_end(const clphmm_context *ctx, const cph_pack *p,
     uint64_t bound = mt > 1 ? slots * 4 * (mh + v->g + 5ull) * real : 0;
     uint64_t bytes = slots * (16 + 2 * real) + slots / ppw * 8 + bound;
     if (end > start &&
-        (cells + c > ctx->max_cells || bound > bound_cap || bytes > budget))
+        (cells + c > ctx->max_cells || bound > bound_cap || bytes > budget ||
+         cph_variant_coop(v, ord[end].tiles, ctx->max_coop) != coop))
       break;
     cells += c;
     max_h = mh;
@@ -337,8 +343,14 @@ static clphmm_status run_bin(clphmm_context *ctx, const cph_pack *p,
   const int counted = (p->real_size == sizeof(double)) ==
                       (ctx->precision == CLPHMM_PRECISION_DOUBLE);
   for (size_t start = 0; start < n;) {
-    size_t end = launch_end(ctx, p, jobs, ord, n, start, &k->variant, budget);
-    launch L = {.v = &k->variant, .k = k, .bin = counted ? (int)ord[0].bin : -1};
+    const unsigned coop =
+        cph_variant_coop(&k->variant, ord[start].tiles, ctx->max_coop);
+    size_t end =
+        launch_end(ctx, p, jobs, ord, n, start, &k->variant, coop, budget);
+    launch L = {.v = &k->variant,
+                .k = k,
+                .bin = counted ? (int)ord[0].bin : -1,
+                .coop = coop};
     clphmm_status st = plan_launch(jobs, ord + start, end - start, &L);
     if (!st)
       st = run_launch(ctx, p, d, &L, jobs, ord + start, end - start, sums);

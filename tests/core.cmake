@@ -7,5 +7,11 @@ set_tests_properties(test_device PROPERTIES TIMEOUT 1800)
 add_test(NAME test_device_fma COMMAND test_device)
 set_tests_properties(test_device_fma PROPERTIES TIMEOUT 1800
   ENVIRONMENT "${CLPHMM_TEST_ENV};CLPHMM_FMA=1;CLPHMM_TEST_SKIP_LONG=1")
+# Small long-read tiles (32 rows) in work-groups of 8 lane groups: most reads
+# are long reads, and up to 8 of their tiles run concurrently.
+add_test(NAME test_device_tiles COMMAND test_device)
+set_tests_properties(test_device_tiles PROPERTIES TIMEOUT 1800
+  ENVIRONMENT "${CLPHMM_TEST_ENV};CLPHMM_VARIANTS=4x4/64,8x4/64;CLPHMM_DOUBLE_VARIANTS=4x4/64,8x4/64;CLPHMM_TEST_SKIP_LONG=1")
 # 77 = no OpenCL device here (CI sets CLPHMM_TEST_REQUIRE_DEVICE, so never).
-set_tests_properties(test_device test_device_fma PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(test_device test_device_fma test_device_tiles PROPERTIES
+  SKIP_RETURN_CODE 77)

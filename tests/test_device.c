@@ -2,7 +2,8 @@
  * every variant the context selects (each read-length bin, tile edges +-1,
  * multi-tile reads), both precisions, N and lowercase bases, qualities
  * 0..127, reads longer than haplotypes, pairs that need the double rescue,
- * chunked launches, determinism, and a 20,000 x 30,000 pair.
+ * chunked launches, determinism, concurrent tiles of long reads, and a
+ * 20,000 x 30,000 pair.
  *
  * Exit 77 (skip) when no OpenCL device exists, unless
  * CLPHMM_TEST_REQUIRE_DEVICE is set (CI sets it: PoCL must be there). */
@@ -347,6 +348,43 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
+/* Long reads on the long-read variant, 2 to 2 x (lane groups) + 1 tiles:
+ * tiles run concurrently (every width up to the work-group's lane groups,
+ * with partly filled last rounds) and one after the other
+ * (CLPHMM_CONCURRENT_TILES=1 does the same as max_coop = 1). The
+ * arithmetic is the same, so the results must be bit-identical, and match
+ * the reference. */
+static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
+  const cph_variant_set *vs = vset(ctx);
+  const cph_variant *v = &vs->v[vs->n - 1];
+  const unsigned rows = cph_variant_rows(v), lg = v->wg / v->g;
+  CHECK(v->coop, "the long-read variant %ux%u cannot run tiles concurrently",
+        v->g, v->c);
+  gen g = {0};
+  unsigned widths = 0; /* bit w: width w used */
+  for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t++) {
+    size_t len = (size_t)rows * (t - 1) + test_rng_range(rng, 1, rows);
+    widths |= 1u << cph_variant_coop(v, t, 0);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len / 2, (unsigned)len + 40, 1,
+              0);
+  }
+  for (unsigned w = 2; w <= lg && w <= 16; w *= 2)
+    CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  double *conc = run_device(ctx, &g, n);
+  const unsigned saved = ctx->max_coop;
+  ctx->max_coop = 1;
+  double *seq = run_device(ctx, &g, n);
+  ctx->max_coop = saved;
+  CHECK(conc && seq && memcmp(conc, seq, n * sizeof *conc) == 0,
+        "concurrent and sequential tiles differ");
+  free(conc);
+  free(seq);
+  compare(ctx, &g, "concurrent tiles");
+  gen_free(&g);
+}
+
 /* A 20,000-base read against a 30,000-base haplotype (read taken from the
  * haplotype with substitutions so the likelihood is meaningful). */
 static void test_long(clphmm_context *ctx, test_rng *rng) {
@@ -395,6 +433,7 @@ int main(void) {
     test_rescue(ctx, &rng);
     test_overflow_guard(ctx, &rng);
     test_chunking_determinism(ctx, &rng);
+    test_concurrent_tiles(ctx, &rng);
     if (!getenv("CLPHMM_TEST_SKIP_LONG"))
       test_long(ctx, &rng);
     clphmm_context_destroy(ctx);
