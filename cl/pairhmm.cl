@@ -85,6 +85,7 @@
 #define TILE (CPH_G * CPH_C) /* read rows per tile */
 #define BASE_N 4
 #define SYM_NONE 5 /* a column outside 1..H: prior 0 (host pads with it) */
+#define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 #define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
 /* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
@@ -120,12 +121,9 @@ typedef float4 realv;
  * per vector q of a lane's rows, the G lanes side by side, so a warp's
  * vector loads touch consecutive banks. Symbol strides are whole 128-byte
  * lines and slots of small groups are offset so that the groups sharing a
- * quarter-warp hit different banks. NONE's priors are all 0: one row of
- * zeros after the slots serves every slot (that leaves room for the rings
- * of concurrent tiles within NVIDIA's 48 KiB). */
+ * quarter-warp hit different banks. */
 #define SYM_STRIDE ((NQ * G + 7) / 8 * 8)
-#define SLOT_STRIDE (SYM_NONE * SYM_STRIDE + (G < 8 ? G : 0))
-#define ZERO_ROW (LG * SLOT_STRIDE)
+#define SLOT_STRIDE (NSYM * SYM_STRIDE + (G < 8 ? G : 0))
 
 /* A lane's per-row constants (registers) and how one row sets them:
  * PAD_COEFS for a transparent row (prior 0, no insertion, Y carried down),
@@ -177,11 +175,13 @@ typedef float4 realv;
       }                                                                        \
     }                                                                          \
     __local realv *et = emis + slot * SLOT_STRIDE + lane;                      \
-    for (uint s = 0; s < SYM_NONE; s++) {                                      \
+    for (uint s = 0; s < NSYM; s++) {                                          \
       real pv[C];                                                              \
       _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] =                   \
-          (rb[c] == s || rb[c] == BASE_N || s == BASE_N) ? pmatch[c]           \
-                                                         : pmis[c];            \
+          s == SYM_NONE                                                        \
+              ? (real)0                                                        \
+              : (rb[c] == s || rb[c] == BASE_N || s == BASE_N) ? pmatch[c]     \
+                                                               : pmis[c];      \
       _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                        \
         realv v;                                                               \
         VSET(v, pv, q);                                                        \
@@ -239,9 +239,8 @@ typedef float4 realv;
 /* The priors of this lane's rows for symbol SYM into pv[0..C-1]. */
 #define LOAD_PRIORS(pv, SYM)                                                   \
   {                                                                            \
-    __local const realv *e =                                                   \
-        emis + lane +                                                          \
-        ((SYM) == SYM_NONE ? ZERO_ROW : slot * SLOT_STRIDE + (SYM)*SYM_STRIDE); \
+    __local const realv *e = emis + slot * SLOT_STRIDE + (SYM) * SYM_STRIDE +  \
+                             lane;                                             \
     _Pragma("unroll") for (uint q = 0; q < NQ; q++) {                          \
       const realv v = e[q * G];                                                \
       VGET(pv, q, v);                                                          \
@@ -367,7 +366,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
                                   tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column,
         const uint coop /* tile slots: divides LG, 1 without CPH_COOP */) {
-  __local realv emis[LG * SLOT_STRIDE + SYM_STRIDE];
+  __local realv emis[LG * SLOT_STRIDE];
 #if CPH_COOP
   __local real4 ring[LG * RING];
 #endif
@@ -407,9 +406,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   if (ntiles > 1 && tslot == 0)
     for (uint c = lane; c < nsteps; c += G)
       bnd[c] = (real4)(0, 0, init, 0);
-  for (uint i = lid; i < SYM_STRIDE; i += CPH_WG)
-    emis[ZERO_ROW + i] = (realv)0;
-  barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+  barrier(CLK_GLOBAL_MEM_FENCE);
   const uint nrounds = (ntiles + coop - 1) / coop;
   for (uint round = 0; round < nrounds; round++) {
     const uint tile = round * coop + tslot;

@@ -118,9 +118,8 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
   const size_t real = dbl ? 8 : 4, vw = 16 / real;
   const size_t nq = (v->c + vw - 1) / vw;
   const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
-  /* Five symbols per slot, and one row of zeros (NONE) for all. */
-  const size_t slot = 5 * sym_stride + (v->g < 8 ? v->g : 0);
-  size_t bytes = ((size_t)(wg / v->g) * slot + sym_stride) * 16;
+  const size_t slot = 6 * sym_stride + (v->g < 8 ? v->g : 0);
+  size_t bytes = (size_t)(wg / v->g) * slot * 16;
   if (v->shuffle == CPH_SHUFFLE_LOCAL)
     bytes += (size_t)wg * (3 * real + 4);
   if (v->coop) /* the rings between concurrent tiles: 16 columns, 4 reals */
