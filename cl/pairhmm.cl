@@ -18,20 +18,16 @@
  * the last register of the last lane of the last tile: no run-time register
  * indexing.
  *
- * Reads longer than one tile (G*C rows) run several tiles at once
- * (CPH_COOP): the work-group's lane groups form `coop` tile slots, and
- * slot t computes tile t of a round of `coop` consecutive tiles, LAG steps
- * behind slot t-1, whose last row it reads from a ring in local memory.
- * A barrier every four steps orders the ring: slot t-1 writes column index
- * k at its step k + G - 1, slot t reads it at its step k - 1, which is
- * LAG - G >= 4 steps, at least one block, later; the slot before it writes
- * the same ring entry again RING >= LAG - G + 4 steps later, in a later
- * block than the read. The last slot of a round writes its row to global memory
- * (`bound`) for the first slot of the next round. A slot runs the steps of
- * the whole round: before its start its columns are <= 0 and after its
- * end > H, which compute zeros (the ring gives zeros for columns <= 0), so
- * every lane still runs the same instructions. With coop = 1 the tiles run
- * one after the other through `bound` alone.
+ * Reads longer than one tile (G*C rows) run in rounds of `coop` tiles at
+ * once: the work-group's lane groups form `coop` tile slots, and slot t
+ * computes tile t of a round LAG steps behind slot t-1. A tile's last row
+ * goes to the pair's boundary row in global memory (`bound`), which the
+ * tile below reads; one row serves every tile of every round. Column index
+ * k is written by tile t-1 at its step k + G - 1, read by tile t at its
+ * step k - 1, which is LAG - G >= 4 steps (one block of four) later, and
+ * rewritten by tile t after that read; a work-group barrier after every
+ * block of four steps orders the blocks. With coop = 1 the tiles run one
+ * after the other.
  *
  * Three arithmetic forms (CPH_FMA selects a fast one; CPH_SCALED is the
  * fast form of single precision):
@@ -67,9 +63,7 @@
  *
  * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_G, CPH_C (a multiple of the
  * vector width: 4 floats or 2 doubles), CPH_WG (work-group size, a multiple
- * of CPH_G), CPH_COOP (0/1: concurrent tiles; the host sets it for the
- * variants that tile long reads), CPH_SHUFFLE (see shuffle.cl, prepended by
- * the host).
+ * of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -90,11 +84,6 @@
 #define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
 /* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
 #define LAG ((G + 7) / 4 * 4)
-/* Ring columns per lane group: a power of two, at least LAG - G + 4. */
-#define RING 16
-#ifndef CPH_COOP
-#define CPH_COOP 0
-#endif
 
 /* Priors are read VW rows at a time (one 16-byte vector load). */
 #if CPH_DOUBLE
@@ -248,8 +237,8 @@ typedef float4 realv;
   }
 
 /* One step s + R (R a constant 0..3; s, this tile's step, is signed: a
- * concurrent tile starts at a negative step): exchange, compute, emit the
- * last row.
+ * later tile of a round starts at a negative step): exchange, compute,
+ * emit the last row.
  *
  * The symbol and its priors run one step ahead: the lane above used, at
  * this step, the symbol this lane needs at the next, so the shuffle of the
@@ -258,11 +247,11 @@ typedef float4 realv;
  * haplotype words w, w_next).
  *
  * MULTI (a constant) selects the multi-tile copy of the loop: lane 0 takes
- * the row above from the boundary (BOUND_IN, prefetched one step ahead)
- * and the last lane emits its row (BOUND_OUT); the single-tile copy starts
- * from row 0 and only sums. Both copies sum: a tile's sums are reset at its
- * start, so after the last tile they hold the pair's. */
-#define STEP(R, MULTI)                                                         \
+ * the row above from the boundary row (prefetched one step ahead) and the
+ * last lane writes its row there; the single-tile copy starts from row 0
+ * and only sums. Both copies sum: a tile's sums are reset at its start, so
+ * after the last tile they hold the pair's. */
+#define STEP(R, MULTI, SKIP)                                                   \
   {                                                                            \
     real uM, uX, uT;                                                           \
     uint nsym;                                                                 \
@@ -270,7 +259,7 @@ typedef float4 realv;
     const int j = s + (R) - (int)lane + 1;                                     \
     if (MULTI) {                                                               \
       bcur = bnext;                                                            \
-      bnext = BOUND_IN(s + (R) + 1);                                           \
+      bnext = BOUND_IN(s + (R) + 1, SKIP);                                     \
     }                                                                          \
     if (lane == 0) {                                                           \
       nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
@@ -287,8 +276,8 @@ typedef float4 realv;
       sum_m += M[C - 1];                                                       \
       sum_x += X[C - 1];                                                       \
     }                                                                          \
-    if ((MULTI) && lane == G - 1 && j >= 1)                                    \
-      BOUND_OUT(j - 1, (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0));        \
+    if ((MULTI) && lane == G - 1 && j >= 1 && ((SKIP) || j <= (int)nsteps))    \
+      bnd[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);             \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
@@ -296,61 +285,61 @@ typedef float4 realv;
     _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] = pn[c];              \
   }
 
-/* The boundary row above this tile at column index k (column k + 1): the
- * first slot of a round reads `bound` (clamped: past the pair's last
- * column only Y is non-zero and prior 0 cancels it, so the clamped read
- * may see either value), the others the previous slot's ring (zeros left
- * of column 1: the row above is a real row). The last slot of a round
- * writes `bound`, the others their ring. One boundary row serves as input
- * and output: the first slot reads column index k at step k - 1, the last
- * slot overwrites it later (G - 1 steps later, and LAG steps per slot
- * between them). */
-#if CPH_COOP
-#define BOUND_IN(k)                                                            \
-  (tslot == 0     ? bin[min((k), bin_last)]                                    \
-   : ((k) >= 0) ? rin[(k) & (RING - 1)]                                        \
-                : (real4)0)
-#define BOUND_OUT(k, v)                                                        \
+/* The boundary row at column index k (column k + 1), clamped: past the
+ * pair's last column only Y is non-zero and prior 0 cancels it, so the
+ * clamped read may see either value. A tile that runs steps before its
+ * start (not SKIP) reads zeros left of column 1: the row above is a real
+ * row there. */
+#define BOUND_IN(k, SKIP)                                                      \
+  ((SKIP) || (k) >= 0 ? bnd[min((k), bin_last)] : (real4)0)
+
+/* Haplotype word q (four symbols); NONE before the first (only a tile that
+ * runs steps before its start asks for those). */
+#define HWORD(q, NEG) ((NEG) && (q) < 0 ? NONE4 : hw[min((q), (int)last_word)])
+
+/* This tile's state before its step s: the haplotype word, the symbol and
+ * priors of lane 0's column, and the prefetched boundary. */
+#define FIRST_STEP(s, MULTI, SKIP)                                             \
   {                                                                            \
-    if (tslot + 1 < nconc)                                                     \
-      rout[(k) & (RING - 1)] = (v);                                            \
-    else                                                                       \
-      bout[k] = (v);                                                           \
+    w = HWORD((s) / 4, (MULTI) && !(SKIP));                                    \
+    if (MULTI)                                                                 \
+      bnext = BOUND_IN(s, SKIP);                                               \
+    sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                                  \
+    LOAD_PRIORS(pv, sym);                                                      \
   }
-#define COOP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
-#else
-#define BOUND_IN(k) bin[min((k), bin_last)]
-#define BOUND_OUT(k, v) (bout[k] = (v))
-#define COOP_SYNC()
-#endif
 
-/* Haplotype word q (four symbols), NONE before the first. */
-#define HWORD(q) ((q) < 0 ? NONE4 : hw[min((q), (int)last_word)])
-
-/* All steps of one round, nsteps (a multiple of 4, rounded by the host)
- * per tile, from this tile's first step s0 (0, or -LAG per slot before
- * this one). SYNC: whether the concurrent tiles synchronise per block. */
-#define TILE_STEPS(MULTI, SYNC)                                                \
+/* All steps of one round: nsteps (a multiple of 4, rounded by the host)
+ * per tile, tile slot t from its step s0 = -t LAG. SYNC: a barrier after
+ * every block of four steps (a constant: PoCL needs barriers outside
+ * conditions; it is needed when MULTI). SKIP: a tile, and a slot past the
+ * round's tiles, idles (at the barriers) outside its own steps, which
+ * needs branches around the shuffles; otherwise it computes them: before
+ * its start it sees columns <= 0 and after its end columns past H, which
+ * give zeros where they could reach the result, as for lanes that have
+ * not started or have finished. */
+#define TILE_STEPS(MULTI, SKIP, SYNC)                                          \
   {                                                                            \
     const int s0 = (MULTI) ? -(int)(tslot * LAG) : 0;                          \
     const uint gsteps = (MULTI) ? nsteps + (nconc - 1) * LAG : nsteps;         \
-    uint w = HWORD(s0 / 4);                                                    \
+    uint w = 0, sym = SYM_NONE;                                                \
     real4 bcur = 0, bnext = 0;                                                 \
-    if (MULTI)                                                                 \
-      bnext = BOUND_IN(s0);                                                    \
-    uint sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                             \
     real pv[C];                                                                \
-    LOAD_PRIORS(pv, sym);                                                      \
+    if (!(SKIP))                                                               \
+      FIRST_STEP(s0, MULTI, SKIP);                                             \
     for (uint gs = 0; gs < gsteps; gs += 4) {                                  \
       const int s = (int)gs + s0; /* a multiple of 4 */                        \
-      const uint w_next = HWORD(s / 4 + 1);                                    \
-      STEP(0, MULTI);                                                          \
-      STEP(1, MULTI);                                                          \
-      STEP(2, MULTI);                                                          \
-      STEP(3, MULTI);                                                          \
-      w = w_next;                                                              \
+      if (!(SKIP) || (tslot < nconc && s >= 0 && s < (int)nsteps)) {          \
+        if ((SKIP) && s == 0)                                                  \
+          FIRST_STEP(0, MULTI, SKIP);                                          \
+        const uint w_next = HWORD(s / 4 + 1, (MULTI) && !(SKIP));              \
+        STEP(0, MULTI, SKIP);                                                  \
+        STEP(1, MULTI, SKIP);                                                  \
+        STEP(2, MULTI, SKIP);                                                  \
+        STEP(3, MULTI, SKIP);                                                  \
+        w = w_next;                                                            \
+      }                                                                        \
       if (SYNC)                                                                \
-        COOP_SYNC();                                                           \
+        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
     }                                                                          \
   }
 
@@ -365,17 +354,14 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global real4 *bound, /* per pair slot, bound_cols columns of the
                                   tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column,
-        const uint coop /* tile slots: divides LG, 1 without CPH_COOP */) {
+        const uint coop /* tile slots, dividing the lane groups */) {
   __local realv emis[LG * SLOT_STRIDE];
-#if CPH_COOP
-  __local real4 ring[LG * RING];
-#endif
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
   const uint lane = lid % G;
   const uint slot = lid / G;
-  /* Lane group slot computes tile slot tslot of pair slot pslot. */
+  /* Lane group `slot` computes tile slot tslot of pair slot pslot. */
   const uint ppw = LG / coop; /* pairs per work-group */
   const uint tslot = slot / ppw, pslot = slot % ppw;
   const uint pair = get_group_id(0) * ppw + pslot;
@@ -391,10 +377,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint last_word = (H + 3) / 4;
   __global real4 *bnd = bound + (size_t)pair * bound_cols;
   const int bin_last = (int)bound_cols - 1;
-#if CPH_COOP
-  __local const real4 *rin = ring + (slot - (tslot ? ppw : 0)) * RING;
-  __local real4 *rout = ring + slot * RING;
-#endif
 
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
@@ -414,24 +396,24 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     const uint nconc = min(coop, ntiles - round * coop);
     LOAD_TILE_ROWS();
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global const real4 *bin = bnd;
-    __global real4 *bout = bnd;
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
     sum_m = sum_x = sum = 0;
 #if CPH_SHUFFLE == 3 || CPH_SHUFFLE == 4
-    /* Two copies of the loop, the single-tile one without boundary rows. */
+    /* Two copies of the loop, the single-tile one without boundary rows.
+     * These shuffles need whole warps in step: the host gives every tile
+     * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
-      TILE_STEPS(0, 0)
+      TILE_STEPS(0, 0, 0)
     else
-      TILE_STEPS(1, 1)
+      TILE_STEPS(1, 1, 1)
 #else
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
     const int multi = ntiles > 1;
-    TILE_STEPS(multi, 1)
+    TILE_STEPS(multi, 0, 1)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }

@@ -57,10 +57,6 @@ static clphmm_status variants_of(const cph_device *dev,
                        set->v[i].wg, dev->info.name, dev->max_work_group_size);
   }
   qsort(set->v, set->n, sizeof set->v[0], by_rows);
-  /* Only the long-read variants pay for the rings of concurrent tiles. */
-  const unsigned gmax = max_lanes(set);
-  for (size_t i = 0; i < set->n; i++)
-    set->v[i].coop = set->v[i].g == gmax;
   return CLPHMM_SUCCESS;
 }
 

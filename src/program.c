@@ -37,9 +37,9 @@ int cph_shuffle_parse(const char *name) {
 
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
-  snprintf(buf, n, "-DCPH_C=%u -DCPH_COOP=%d -DCPH_DOUBLE=%d -DCPH_FMA=%d "
-           "-DCPH_G=%u -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
-           v->c, v->coop, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
+  snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
+           "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
+           v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 
@@ -122,15 +122,17 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
   size_t bytes = (size_t)(wg / v->g) * slot * 16;
   if (v->shuffle == CPH_SHUFFLE_LOCAL)
     bytes += (size_t)wg * (3 * real + 4);
-  if (v->coop) /* the rings between concurrent tiles: 16 columns, 4 reals */
-    bytes += (size_t)(wg / v->g) * 16 * 4 * real;
   return bytes;
 }
 
 unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max) {
   const unsigned lg = v->wg / v->g;
+  const unsigned warp = v->shuffle == CPH_SHUFFLE_NVIDIA ? 32
+                        : v->shuffle == CPH_SHUFFLE_AMD  ? 64
+                                                         : 1;
   unsigned w = 1;
-  while (v->coop && w < tiles && lg % (2 * w) == 0 && (!max || 2 * w <= max))
+  while (w < tiles && lg % (2 * w) == 0 && (v->wg / (2 * w)) % warp == 0 &&
+         (!max || 2 * w <= max))
     w *= 2;
   return w;
 }

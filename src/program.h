@@ -27,14 +27,15 @@ typedef struct cph_variant {
   unsigned c;  /* read rows per lane */
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
-  int fma;  /* fuse multiply-adds (see cl/pairhmm.cl) */
-  int coop; /* can run the tiles of a long read concurrently (CPH_COOP) */
+  int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
  * smallest power of two that covers them, within the work-group's lane
- * groups (it must divide them) and `max` (0: no limit). 1 runs the tiles
- * one after the other. */
+ * groups (it must divide them) and `max` (0: no limit). Each slot takes
+ * whole warps or wavefronts for the backends whose kernels idle slots
+ * with branches around the shuffles (NVIDIA, AMD). 1 runs the tiles one
+ * after the other. */
 unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
 
 /* Whether the kernel of `v` uses the scaled arithmetic form, which returns

@@ -358,8 +358,9 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   const cph_variant_set *vs = vset(ctx);
   const cph_variant *v = &vs->v[vs->n - 1];
   const unsigned rows = cph_variant_rows(v), lg = v->wg / v->g;
-  CHECK(v->coop, "the long-read variant %ux%u cannot run tiles concurrently",
-        v->g, v->c);
+  const unsigned wmax = cph_variant_coop(v, UINT32_MAX, 0);
+  CHECK(wmax > 1 || lg == 1, "%ux%u/%u runs no tiles concurrently", v->g,
+        v->c, v->wg);
   gen g = {0};
   unsigned widths = 0; /* bit w: width w used */
   for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t++) {
@@ -368,7 +369,7 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
     add_batch(&g, rng, &len, 1, 2, (unsigned)len / 2, (unsigned)len + 40, 1,
               0);
   }
-  for (unsigned w = 2; w <= lg && w <= 16; w *= 2)
+  for (unsigned w = 2; w <= wmax && w <= 16; w *= 2)
     CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);

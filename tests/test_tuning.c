@@ -498,8 +498,42 @@ static void test_bins(void) {
   }
 }
 
+/* Concurrent tiles: the smallest power of two covering a launch's tiles,
+ * within the lane groups, the limit, and whole warps per tile slot where
+ * the kernel idles slots with branches (NVIDIA 32, AMD 64 lanes). */
+static void test_coop(void) {
+  static const struct {
+    cph_variant v;
+    uint32_t tiles;
+    unsigned max, want;
+  } cases[] = {
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 1, 0, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 2, 0, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 3, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 40, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 40, 2, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 40, 1, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 40, 3, 2},
+      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1}, 5, 0, 2},
+      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1}, 40, 0, 4},
+      {{8, 16, 128, CPH_SHUFFLE_AMD, 1}, 40, 0, 2},
+      {{32, 16, 64, CPH_SHUFFLE_AMD, 1}, 40, 0, 1},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0}, 7, 0, 8},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0}, 40, 0, 8},
+      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0}, 40, 0, 8}, /* 24 lane groups */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const cph_variant *v = &cases[i].v;
+    unsigned got = cph_variant_coop(v, cases[i].tiles, cases[i].max);
+    CHECK(got == cases[i].want, "%ux%u/%u %s, %u tiles, max %u: %u slots, "
+          "want %u", v->g, v->c, v->wg, cph_shuffle_name(v->shuffle),
+          cases[i].tiles, cases[i].max, got, cases[i].want);
+  }
+}
+
 int main(void) {
   test_bins();
+  test_coop();
   snprintf(tmpdir, sizeof tmpdir, "%s/clphmm-tuning-XXXXXX",
            getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (!mkdtemp(tmpdir)) {
