@@ -82,8 +82,15 @@
 #define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 #define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
-/* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
-#define LAG ((G + 7) / 4 * 4)
+/* Steps between the barriers of concurrent tiles (a multiple of 4; the
+ * one-copy loop of the backends that PoCL runs needs 4: no barrier inside
+ * a condition). */
+#if !defined(CPH_SYNC) || !(CPH_SHUFFLE == 3 || CPH_SHUFFLE == 4)
+#undef CPH_SYNC
+#define CPH_SYNC 4
+#endif
+/* Steps between concurrent tiles: at least G + CPH_SYNC, a multiple of 4. */
+#define LAG ((G + CPH_SYNC + 3) / 4 * 4)
 
 /* Priors are read VW rows at a time (one 16-byte vector load). */
 #if CPH_DOUBLE
@@ -338,7 +345,7 @@ typedef float4 realv;
         STEP(3, MULTI, SKIP);                                                  \
         w = w_next;                                                            \
       }                                                                        \
-      if (SYNC)                                                                \
+      if ((SYNC) && (gs + 4) % CPH_SYNC == 0)                                  \
         barrier(CLK_GLOBAL_MEM_FENCE);                                         \
     }                                                                          \
   }
