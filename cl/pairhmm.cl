@@ -82,15 +82,8 @@
 #define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 #define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
-/* Steps between the barriers of concurrent tiles (a multiple of 4; the
- * one-copy loop of the backends that PoCL runs needs 4: no barrier inside
- * a condition). */
-#if !defined(CPH_SYNC) || !(CPH_SHUFFLE == 3 || CPH_SHUFFLE == 4)
-#undef CPH_SYNC
-#define CPH_SYNC 4
-#endif
-/* Steps between concurrent tiles: at least G + CPH_SYNC, a multiple of 4. */
-#define LAG ((G + CPH_SYNC + 3) / 4 * 4)
+/* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
+#define LAG ((G + 7) / 4 * 4)
 
 /* Priors are read VW rows at a time (one 16-byte vector load). */
 #if CPH_DOUBLE
@@ -258,7 +251,7 @@ typedef float4 realv;
  * last lane writes its row there; the single-tile copy starts from row 0
  * and only sums. Both copies sum: a tile's sums are reset at its start, so
  * after the last tile they hold the pair's. */
-#define STEP(R, MULTI, SKIP)                                                   \
+#define STEP(R, MULTI, NEG)                                                    \
   {                                                                            \
     real uM, uX, uT;                                                           \
     uint nsym;                                                                 \
@@ -266,7 +259,7 @@ typedef float4 realv;
     const int j = s + (R) - (int)lane + 1;                                     \
     if (MULTI) {                                                               \
       bcur = bnext;                                                            \
-      bnext = BOUND_IN(s + (R) + 1, SKIP);                                     \
+      bnext = BOUND_IN(s + (R) + 1, NEG);                                      \
     }                                                                          \
     if (lane == 0) {                                                           \
       nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
@@ -283,7 +276,7 @@ typedef float4 realv;
       sum_m += M[C - 1];                                                       \
       sum_x += X[C - 1];                                                       \
     }                                                                          \
-    if ((MULTI) && lane == G - 1 && j >= 1 && ((SKIP) || j <= (int)nsteps))    \
+    if ((MULTI) && lane == G - 1 && j >= 1 && (!(NEG) || j <= (int)nsteps))    \
       bnd[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);             \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
@@ -294,60 +287,87 @@ typedef float4 realv;
 
 /* The boundary row at column index k (column k + 1), clamped: past the
  * pair's last column only Y is non-zero and prior 0 cancels it, so the
- * clamped read may see either value. A tile that runs steps before its
- * start (not SKIP) reads zeros left of column 1: the row above is a real
- * row there. */
-#define BOUND_IN(k, SKIP)                                                      \
-  ((SKIP) || (k) >= 0 ? bnd[min((k), bin_last)] : (real4)0)
+ * clamped read may see either value. NEG: a tile computing steps before
+ * its start reads zeros left of column 1 (the row above is a real row). */
+#define BOUND_IN(k, NEG)                                                       \
+  ((NEG) && (k) < 0 ? (real4)0 : bnd[min((k), bin_last)])
 
-/* Haplotype word q (four symbols); NONE before the first (only a tile that
- * runs steps before its start asks for those). */
+/* Haplotype word q (four symbols); NONE before the first. */
 #define HWORD(q, NEG) ((NEG) && (q) < 0 ? NONE4 : hw[min((q), (int)last_word)])
 
 /* This tile's state before its step s: the haplotype word, the symbol and
  * priors of lane 0's column, and the prefetched boundary. */
-#define FIRST_STEP(s, MULTI, SKIP)                                             \
+#define FIRST_STEP(s, MULTI, NEG)                                              \
   {                                                                            \
-    w = HWORD((s) / 4, (MULTI) && !(SKIP));                                    \
+    w = HWORD((s) / 4, NEG);                                                   \
     if (MULTI)                                                                 \
-      bnext = BOUND_IN(s, SKIP);                                               \
+      bnext = BOUND_IN(s, NEG);                                                \
     sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                                  \
     LOAD_PRIORS(pv, sym);                                                      \
   }
 
-/* All steps of one round: nsteps (a multiple of 4, rounded by the host)
- * per tile, tile slot t from its step s0 = -t LAG. SYNC: a barrier after
- * every block of four steps (a constant: PoCL needs barriers outside
- * conditions; it is needed when MULTI). SKIP: a tile, and a slot past the
- * round's tiles, idles (at the barriers) outside its own steps, which
- * needs branches around the shuffles; otherwise it computes them: before
- * its start it sees columns <= 0 and after its end columns past H, which
- * give zeros where they could reach the result, as for lanes that have
- * not started or have finished. */
-#define TILE_STEPS(MULTI, SKIP, SYNC)                                          \
+/* Steps s .. s + 3 (s a multiple of 4; NEG: it may be negative). */
+#define BLOCK4(MULTI, NEG)                                                     \
+  {                                                                            \
+    const uint w_next = HWORD(s / 4 + 1, NEG);                                 \
+    STEP(0, MULTI, NEG);                                                       \
+    STEP(1, MULTI, NEG);                                                       \
+    STEP(2, MULTI, NEG);                                                       \
+    STEP(3, MULTI, NEG);                                                       \
+    w = w_next;                                                                \
+  }
+
+#define TILE_STATE                                                             \
+  uint w, sym;                                                                 \
+  real4 bcur = 0, bnext = 0;                                                   \
+  real pv[C]
+
+/* All steps of one round, nsteps per tile (a multiple of 4, rounded by the
+ * host), every tile computing every step: tile slot t from its step
+ * s0 = -t LAG, so before its start it sees columns <= 0 and after its end
+ * columns past H, which give zeros where they could reach the result, as
+ * for lanes that have not started or have finished. SYNC (a constant, as
+ * PoCL needs barriers outside conditions): a barrier after every block of
+ * four steps, which concurrent tiles need. */
+#define TILE_STEPS(MULTI, SYNC)                                                \
   {                                                                            \
     const int s0 = (MULTI) ? -(int)(tslot * LAG) : 0;                          \
     const uint gsteps = (MULTI) ? nsteps + (nconc - 1) * LAG : nsteps;         \
-    uint w = 0, sym = SYM_NONE;                                                \
-    real4 bcur = 0, bnext = 0;                                                 \
-    real pv[C];                                                                \
-    if (!(SKIP))                                                               \
-      FIRST_STEP(s0, MULTI, SKIP);                                             \
+    TILE_STATE;                                                                \
+    FIRST_STEP(s0, MULTI, MULTI);                                              \
     for (uint gs = 0; gs < gsteps; gs += 4) {                                  \
-      const int s = (int)gs + s0; /* a multiple of 4 */                        \
-      if (!(SKIP) || (tslot < nconc && s >= 0 && s < (int)nsteps)) {          \
-        if ((SKIP) && s == 0)                                                  \
-          FIRST_STEP(0, MULTI, SKIP);                                          \
-        const uint w_next = HWORD(s / 4 + 1, (MULTI) && !(SKIP));              \
-        STEP(0, MULTI, SKIP);                                                  \
-        STEP(1, MULTI, SKIP);                                                  \
-        STEP(2, MULTI, SKIP);                                                  \
-        STEP(3, MULTI, SKIP);                                                  \
-        w = w_next;                                                            \
-      }                                                                        \
-      if ((SYNC) && (gs + 4) % CPH_SYNC == 0)                                  \
+      const int s = (int)gs + s0;                                              \
+      BLOCK4(MULTI, MULTI);                                                    \
+      if (SYNC)                                                                \
         barrier(CLK_GLOBAL_MEM_FENCE);                                         \
     }                                                                          \
+  }
+
+/* The same round where a tile, and a slot past the round's tiles, idles at
+ * the barriers outside its own steps (NVIDIA, AMD: their barriers count
+ * arrivals, wherever in the code they come from; the host gives each slot
+ * whole warps, as the shuffles need). Without concurrent tiles, no
+ * barriers. */
+#define TILE_STEPS_IDLE()                                                      \
+  {                                                                            \
+    const uint gsteps = nsteps + (nconc - 1) * LAG;                            \
+    const int active = tslot < nconc, sync = coop > 1;                         \
+    const uint pre = active ? tslot * LAG : gsteps;                            \
+    for (uint gs = 0; gs < pre; gs += 4)                                       \
+      if (sync)                                                                \
+        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
+    if (active) {                                                              \
+      TILE_STATE;                                                              \
+      FIRST_STEP(0, 1, 0);                                                     \
+      for (int s = 0; s < (int)nsteps; s += 4) {                               \
+        BLOCK4(1, 0);                                                          \
+        if (sync)                                                              \
+          barrier(CLK_GLOBAL_MEM_FENCE);                                       \
+      }                                                                        \
+    }                                                                          \
+    for (uint gs = pre + (active ? nsteps : 0); gs < gsteps; gs += 4)          \
+      if (sync)                                                                \
+        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
   }
 
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
@@ -412,15 +432,15 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * These shuffles need whole warps in step: the host gives every tile
      * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
-      TILE_STEPS(0, 0, 0)
+      TILE_STEPS(0, 0)
     else
-      TILE_STEPS(1, 1, 1)
+      TILE_STEPS_IDLE()
 #else
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
     const int multi = ntiles > 1;
-    TILE_STEPS(multi, 0, 1)
+    TILE_STEPS(multi, 1)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }
