@@ -256,7 +256,7 @@ typedef float4 realv;
     real uM, uX, uT;                                                           \
     uint nsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
-    const int j = s + (R) - (int)lane + 1;                                     \
+    const int j = (int)(s + (R)) - (int)lane + 1;                              \
     if (MULTI) {                                                               \
       bcur = bnext;                                                            \
       bnext = BOUND_IN(s + (R) + 1, NEG);                                      \
@@ -290,10 +290,13 @@ typedef float4 realv;
  * clamped read may see either value. NEG: a tile computing steps before
  * its start reads zeros left of column 1 (the row above is a real row). */
 #define BOUND_IN(k, NEG)                                                       \
-  ((NEG) && (k) < 0 ? (real4)0 : bnd[min((k), bin_last)])
+  ((NEG) && (int)(k) < 0 ? (real4)0 : bnd[min((uint)(k), bound_cols - 1)])
 
-/* Haplotype word q (four symbols); NONE before the first. */
-#define HWORD(q, NEG) ((NEG) && (q) < 0 ? NONE4 : hw[min((q), (int)last_word)])
+/* Haplotype word q (four symbols); NONE before the first. (Steps are
+ * unsigned where they cannot be negative: that keeps the NVIDIA compiler's
+ * schedule of the single-tile loop.) */
+#define HWORD(q, NEG)                                                          \
+  ((NEG) && (int)(q) < 0 ? NONE4 : hw[min((uint)(q), last_word)])
 
 /* This tile's state before its step s: the haplotype word, the symbol and
  * priors of lane 0's column, and the prefetched boundary. */
@@ -343,6 +346,15 @@ typedef float4 realv;
     }                                                                          \
   }
 
+/* One tile, one round (NVIDIA, AMD). */
+#define TILE_STEPS_SINGLE()                                                    \
+  {                                                                            \
+    TILE_STATE;                                                                \
+    FIRST_STEP(0u, 0, 0);                                                      \
+    for (uint s = 0; s < nsteps; s += 4)                                       \
+      BLOCK4(0, 0);                                                            \
+  }
+
 /* The same round where a tile, and a slot past the round's tiles, idles at
  * the barriers outside its own steps (NVIDIA, AMD: their barriers count
  * arrivals, wherever in the code they come from; the host gives each slot
@@ -358,8 +370,8 @@ typedef float4 realv;
         barrier(CLK_GLOBAL_MEM_FENCE);                                         \
     if (active) {                                                              \
       TILE_STATE;                                                              \
-      FIRST_STEP(0, 1, 0);                                                     \
-      for (int s = 0; s < (int)nsteps; s += 4) {                               \
+      FIRST_STEP(0u, 1, 0);                                                    \
+      for (uint s = 0; s < nsteps; s += 4) {                                   \
         BLOCK4(1, 0);                                                          \
         if (sync)                                                              \
           barrier(CLK_GLOBAL_MEM_FENCE);                                       \
@@ -403,7 +415,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
   __global real4 *bnd = bound + (size_t)pair * bound_cols;
-  const int bin_last = (int)bound_cols - 1;
 
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
@@ -432,7 +443,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * These shuffles need whole warps in step: the host gives every tile
      * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
-      TILE_STEPS(0, 0)
+      TILE_STEPS_SINGLE()
     else
       TILE_STEPS_IDLE()
 #else

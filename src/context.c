@@ -79,7 +79,8 @@ static void release_cl(clphmm_context *ctx) {
 }
 
 /* $CLPHMM_CONCURRENT_TILES: the most tiles of one long read that run at
- * once (1: one after the other; unset: as many as a work-group holds). */
+ * once, whatever the launch's size (1: one after the other; unset: chosen
+ * per launch, see run.c). */
 static clphmm_status env_max_coop(unsigned *max) {
   const char *v = getenv("CLPHMM_CONCURRENT_TILES");
   *max = 0;
