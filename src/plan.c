@@ -82,7 +82,9 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
    * is padded rows x (C + PLAN_STEP_ROWS) / C: a 1024-row read takes two
    * 512-row float tiles (C = 16) rather than two of 768 (C = 24), and
    * three 384-row double tiles (C = 12) rather than four of 256 (C = 8),
-   * as measured on the H200 (bench/results). */
+   * as measured on the H200 with tiles run one after the other
+   * (bench/results). (Concurrent tiles favour more of them: the H200's
+   * double table has no C = 12 variant since.) */
   const unsigned gmax = max_lanes(set);
   size_t best = set->n - 1;
   uint64_t best_cost = UINT64_MAX;
