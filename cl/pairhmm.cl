@@ -236,9 +236,9 @@ typedef float4 realv;
     }                                                                          \
   }
 
-/* One step s + R (R a constant 0..3; s, this tile's step, is signed: a
- * later tile of a round starts at a negative step): exchange, compute,
- * emit the last row.
+/* One step s + R (R a constant 0..3; s is this tile's step, signed in
+ * TILE_STEPS, where a later tile of a round starts at a negative step,
+ * NEG): exchange, compute, emit the last row.
  *
  * The symbol and its priors run one step ahead: the lane above used, at
  * this step, the symbol this lane needs at the next, so the shuffle of the
@@ -329,10 +329,10 @@ typedef float4 realv;
  * host), every tile computing every step: tile slot t from its step
  * s0 = -t LAG, so before its start it sees columns <= 0 and after its end
  * columns past H, which give zeros where they could reach the result, as
- * for lanes that have not started or have finished. SYNC (a constant, as
- * PoCL needs barriers outside conditions): a barrier after every block of
- * four steps, which concurrent tiles need. */
-#define TILE_STEPS(MULTI, SYNC)                                                \
+ * for lanes that have not started or have finished. A barrier follows
+ * every block of four steps, as concurrent tiles need, also for a single
+ * tile: PoCL needs barriers outside conditions. */
+#define TILE_STEPS(MULTI)                                                      \
   {                                                                            \
     const int s0 = (MULTI) ? -(int)(tslot * LAG) : 0;                          \
     const uint gsteps = (MULTI) ? nsteps + (nconc - 1) * LAG : nsteps;         \
@@ -341,8 +341,7 @@ typedef float4 realv;
     for (uint gs = 0; gs < gsteps; gs += 4) {                                  \
       const int s = (int)gs + s0;                                              \
       BLOCK4(MULTI, MULTI);                                                    \
-      if (SYNC)                                                                \
-        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
+      barrier(CLK_GLOBAL_MEM_FENCE);                                           \
     }                                                                          \
   }
 
@@ -451,7 +450,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
     const int multi = ntiles > 1;
-    TILE_STEPS(multi, 1)
+    TILE_STEPS(multi)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
   }

@@ -336,11 +336,14 @@ static size_t launch_end(const clphmm_context *ctx, const cph_pack *p,
 
 /* Launches of fewer pairs than this many per compute unit and lane group
  * run the tiles of long reads concurrently (unless told otherwise): on the
- * H200, 2388 pairs of 2048 bases ran 11% faster with four concurrent
- * tiles, 9537 pairs of 1024 bases 4% slower with two, which cost about
- * LAG steps per tile slot and a barrier per four steps but gain nothing
- * when the device is already full. Short launches (the double rescue) gain
- * latency. */
+ * H200 (bb53fcd), the float pass of 2388 pairs of 2048 bases ran at 2.99
+ * TCUPS with four concurrent tiles against 2.78 one after the other, that
+ * of 9537 pairs of 1024 bases at 2.97 with two or four against 2.98:
+ * concurrent tiles cost about LAG steps per tile slot and a barrier per
+ * four steps, and gain nothing when the device is already full. Short
+ * launches (the double rescue of a few pairs) gain latency: at 1024 bases
+ * the rescue of three pairs took 0.13 ms with four concurrent 256-row
+ * double tiles, 0.55 ms with 384-row tiles one after the other. */
 #define COOP_PAIRS_PER_UNIT 8
 
 /* Tile slots for the launch of jobs ord[start..n) of a bin on `v`. */

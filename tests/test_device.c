@@ -349,10 +349,10 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
 }
 
 /* Long reads on the long-read variant, 2 to 2 x (lane groups) + 1 tiles:
- * tiles run concurrently (every width up to the work-group's lane groups,
- * with partly filled last rounds) and one after the other
- * (CLPHMM_CONCURRENT_TILES=1 does the same as max_coop = 1). The
- * arithmetic is the same, so the results must be bit-identical, and match
+ * tiles run concurrently (every width the variant allows, with partly
+ * filled last rounds) and one after the other (CLPHMM_CONCURRENT_TILES=1
+ * does the same as max_coop = 1). The arithmetic is the same, so the
+ * results must be bit-identical; the default choice per launch must match
  * the reference. */
 static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   const cph_variant_set *vs = vset(ctx);
