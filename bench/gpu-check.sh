@@ -2,7 +2,7 @@
 # One call on a GPU machine: build, check every variant against the CPU
 # reference on the GPU (and each shuffle backend where it builds), time the
 # peak suite, and keep the kernels' PTX, ptxas register report and SASS for
-# instruction counting.
+# instruction counting (bench/nv-sass.sh).
 #
 #   OUT=dir COMMIT=abc123 bench/gpu-check.sh [peak-cells]
 #
@@ -42,30 +42,7 @@ fi
 if [ -z "${SKIP_PEAK:-}" ]; then
   BUILD=$BUILD bench/peak.sh gpu "$CELLS" | tee "$OUT/peak.txt"
 fi
-PATH=$PATH:/usr/local/cuda/bin
-if [ -z "${SKIP_SASS:-}" ] && command -v ptxas >/dev/null; then
-  # Build each variant with the verbose NVIDIA compiler and keep the PTX.
-  rm -f "$OUT/build.log"
-  for L in ${SASS_LENGTHS:-64 128 256 512}; do
-    CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS=-cl-nv-verbose \
-      CLPHMM_BUILD_LOG="$OUT/build.log" "$BUILD/tools/clphmm-bench" \
-      --device gpu --synthetic read=$L,hap=$L,pairs=64 -n 1 --no-startup \
-      >/dev/null 2>&1
-  done
-  # The binary is PTX text followed by a metadata section and a NUL.
-  tr -d '\000' <"$OUT/build.log" | awk -v out="$OUT" '
-    /^== / { n++; ptx = 0; print > (out "/k" n ".opts"); next }
-    /^-- binary/ { ptx = 1; next }
-    /^\.metadata_section/ { ptx = 0 }
-    ptx { print > (out "/k" n ".ptx") }'
-  rm -f "$OUT/build.log"
-  for p in "$OUT"/k*.ptx; do
-    b=${p%.ptx}
-    ptxas -arch=sm_90 -v "$p" -o "$b.cubin" >"$b.ptxas" 2>&1
-    cuobjdump -sass "$b.cubin" >"$b.sass" 2>/dev/null
-    echo "$(cat "$b.opts" | cut -c1-110) | $(grep -o 'Used [0-9]* registers' "$b.ptxas") $(grep -o '[0-9]* bytes spill stores' "$b.ptxas") | sass $(grep -c '^ */\*[0-9a-f]*\*/' "$b.sass")"
-  done
-  rm -f "$OUT"/*.cubin
-  # Few files come back from some machines: bundle the kernels.
-  tar -C "$OUT" -czf "$OUT/sass.tgz" $(cd "$OUT" && ls k[0-9]*.*) && rm -f "$OUT"/k[0-9]*.*
+if [ -z "${SKIP_SASS:-}" ]; then
+  BUILD=$BUILD OUT=$OUT LENGTHS=${SASS_LENGTHS:-64 128 256 512} LOOPS=1 \
+    bench/nv-sass.sh
 fi

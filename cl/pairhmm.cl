@@ -29,8 +29,9 @@
  * block of four steps orders the blocks. With coop = 1 the tiles run one
  * after the other.
  *
- * Three arithmetic forms (CPH_FMA selects a fast one; CPH_SCALED is the
- * fast form of single precision):
+ * Three arithmetic forms (CPH_FMA selects a fast one, CPH_SCALED which: the
+ * scaled form for single precision and for float mode's double rescue, the
+ * fused one for double mode, whose sums are per column):
  *  exact  (CPH_FMA 0): PAIRHMM_SPEC 5.2 operation by operation, no
  *     contraction; bit-identical to the CPU reference.
  *  fused  (CPH_FMA 1, double): 7 instead of 12 instructions per cell. Y is
@@ -42,14 +43,14 @@
  *         y = fma(yy, y_left, M_left)
  *     y never exceeds the row's sum of M (at most the scale K), so nothing
  *     overflows.
- *  scaled (CPH_FMA 1, float): 5 instructions per cell. Row i keeps
+ *  scaled (CPH_SCALED 1): 5 instructions per cell. Row i keeps
  *         m = M / P_i,  x = X / (P_i-1 mx_i),  y = Y / (P_i my_i),
  *     with P_i = mm_1 ... mm_i, which makes three coefficients exactly 1:
  *         m = p * fma(b, x_diag, fma(g, y_diag, m_diag))
  *         x = fma(a, x_up, m_up)
  *         y = fma(yy, y_left, m_left)
  *     with per-row constants (row i-1 above; 1s above the first row),
- *     computed by the host in double (cph_rows_float_scaled):
+ *     computed by the host in double (cph_rows_scaled):
  *         b = gapm_i mx_i-1 / (mm_i mm_i-1),  g = gapm_i my_i-1 / mm_i,
  *         a = xx_i mx_i-1 / (mx_i mm_i-1).
  *     The kernel returns the last row's sums of m and x; the host weights
@@ -57,20 +58,26 @@
  *     values stay near M's magnitude for GATK-like qualities (1/mm_i is
  *     about 1 + 6e-5); an extreme quality jump can overflow them, which
  *     gives a sum that is not finite, and the host then recomputes the
- *     pair in double, as for an underflow.
- *  Fast forms move results by a few float ulps, far inside the spec's
- *  levels.
+ *     pair in double, as for an underflow. In the double rescue (K =
+ *     2^1020) such a pair goes on to the CPU reference. Scaled values are
+ *     never smaller than the unscaled ones (P_i, mx_i, my_i <= 1), so the
+ *     form never underflows where the plain one would not.
+ *  Fast forms move results by a few ulps, far inside the spec's levels.
  *
- * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_G, CPH_C (a multiple of the
- * vector width: 4 floats or 2 doubles), CPH_WG (work-group size, a multiple
- * of CPH_G), CPH_SHUFFLE (see shuffle.cl, prepended by the host).
+ * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_SCALED (0/1), CPH_G, CPH_C
+ * (a multiple of the vector width: 4 floats or 2 doubles), CPH_WG
+ * (work-group size, a multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl,
+ * prepended by the host).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#if CPH_FMA && !CPH_DOUBLE
-#define CPH_SCALED 1
-#else
-#define CPH_SCALED 0
+/* The host passes CPH_SCALED (program.c); the fast form of each precision
+ * otherwise. */
+#ifndef CPH_SCALED
+#define CPH_SCALED (CPH_FMA && !CPH_DOUBLE)
+#endif
+#if CPH_SCALED && !CPH_FMA
+#error "the scaled form is a fast form: it needs CPH_FMA"
 #endif
 
 #define G CPH_G

@@ -248,7 +248,7 @@ void cph_kernel_save(const cph_builder *b, cph_kernel *k) {
 
 /* The smallest generic variant, within the device's work-group limit. */
 static cph_variant simplest(const cph_builder *b, const cph_variant *v) {
-  cph_variant s = {4, 4, 64, CPH_SHUFFLE_LOCAL, v->fma};
+  cph_variant s = {4, 4, 64, CPH_SHUFFLE_LOCAL, v->fma, v->scaled};
   while (s.wg > s.g && s.wg > b->dev->max_work_group_size)
     s.wg /= 2;
   return s;
@@ -256,7 +256,7 @@ static cph_variant simplest(const cph_builder *b, const cph_variant *v) {
 
 static int same_variant(const cph_variant *a, const cph_variant *b) {
   return a->g == b->g && a->c == b->c && a->wg == b->wg &&
-         a->shuffle == b->shuffle && a->fma == b->fma;
+         a->shuffle == b->shuffle && a->fma == b->fma && a->scaled == b->scaled;
 }
 
 clphmm_status cph_kernel_obtain(const cph_builder *b, const cph_variant *v,

@@ -1,5 +1,6 @@
 #include "context.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,11 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
     st = cph_plan_variants(&ctx->dev, 0, &ctx->variants[0]);
   if (!st)
     st = cph_plan_variants(&ctx->dev, 1, &ctx->variants[1]);
+  /* Float mode's double kernels only rescue: they use the scaled form. */
+  for (size_t i = 0; !st && o.precision == CLPHMM_PRECISION_FLOAT &&
+                     i < ctx->variants[1].n;
+       i++)
+    ctx->variants[1].v[i].scaled = 1;
   if (st) {
     clphmm_context_destroy(ctx);
     return st;
@@ -264,6 +270,25 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
   return CLPHMM_SUCCESS;
 }
 
+/* GKL's double computation of one pair with the CPU reference. */
+static clphmm_status rescue_on_cpu(const cph_job *jb, double *results) {
+  double s;
+  clphmm_status st =
+      cph_reference_pair_double(jb->read, jb->hap, CPH_GKL_DOUBLE, &s);
+  if (!st)
+    results[jb->out] = cph_log10_double(s);
+  return st;
+}
+
+/* Whether a device's double rescue sum stands. The scaled form's is
+ * GKL's double computation unless its scaled values overflowed (the sum is
+ * then not finite: extreme quality jumps, insertion and deletion qualities
+ * both 0) or its weights lost precision (below the normal range). */
+static int rescue_sum_ok(const cph_pack *pack, const cph_job *jb, double sum) {
+  return !pack->scaled ||
+         (isfinite(sum) && jb->wm >= DBL_MIN && jb->wx >= DBL_MIN);
+}
+
 /* Recompute in double the float results that underflowed: on the device
  * when it has fp64, else with the CPU reference (PAIRHMM_SPEC 10). */
 static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
@@ -273,18 +298,15 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
   ctx->stats.rescued_pairs += n;
   if (!ctx->dev.info.has_fp64) {
     for (size_t i = 0; i < n; i++) {
-      double s;
-      const cph_job *jb = &jobs[which[i]];
-      clphmm_status st =
-          cph_reference_pair_double(jb->read, jb->hap, CPH_GKL_DOUBLE, &s);
+      clphmm_status st = rescue_on_cpu(&jobs[which[i]], results);
       if (st)
         return st;
-      results[jb->out] = cph_log10_double(s);
     }
     return CLPHMM_SUCCESS;
   }
   cph_pack pack;
-  cph_pack_init(&pack, CPH_GKL_DOUBLE, 0);
+  cph_pack_init(&pack, CPH_GKL_DOUBLE,
+                cph_variant_scaled(&ctx->variants[1].v[0]));
   cph_job *rj = malloc(n * sizeof *rj);
   double *sums = malloc(n * sizeof *sums);
   clphmm_status st = rj && sums ? CLPHMM_SUCCESS
@@ -299,8 +321,12 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
   }
   if (!st)
     st = cph_run_jobs(ctx, &pack, rj, n, sums);
-  for (size_t i = 0; i < n && !st; i++)
-    results[rj[i].out] = cph_log10_double(sums[i]);
+  for (size_t i = 0; i < n && !st; i++) {
+    if (rescue_sum_ok(&pack, &rj[i], sums[i]))
+      results[rj[i].out] = cph_log10_double(sums[i]);
+    else
+      st = rescue_on_cpu(&rj[i], results);
+  }
   cph_pack_free(&pack);
   free(rj);
   free(sums);
@@ -402,7 +428,7 @@ static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
   /* Every kernel of a variant set has the same arithmetic form. */
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
   cph_pack_init(&pack, dbl ? CPH_JAVA_DOUBLE : CPH_GKL_FLOAT,
-                cph_variant_scaled(&ctx->variants[dbl].v[0], dbl));
+                cph_variant_scaled(&ctx->variants[dbl].v[0]));
   size_t n_jobs = 0;
   clphmm_stats before = ctx->stats;
   reset_stats(ctx);

@@ -106,34 +106,58 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows) {
   }
 }
 
-void cph_rows_float_scaled(const clphmm_read *read, cph_row_fs *rows,
-                           double *wm, double *wx) {
-  const cph_tables_f *t = cph_tables_gkl_float();
-  /* The row above the first: M = X = 0, Y = K/H, with mm = mx = my = 1. */
-  double pmm = 1.0, pmx = 1.0, pmy = 1.0, prod = 1.0;
+/* The scaled form's constants of row k (b, g, a) from its probabilities,
+ * in double, and its running product P; the row above the first has
+ * M = X = 0, Y = K/H and mm = mx = my = 1. */
+typedef struct scaled_walk {
+  double pmm, pmx, pmy, prod;
+} scaled_walk;
+
+static void scaled_step(scaled_walk *w, double mm, double gapm, double mx,
+                        double my, double gg, double coef[3]) {
+  /* mm = 0 (insertion and deletion qualities both 0) gives infinities: the
+   * pair's sum is then not finite and the pair is recomputed without this
+   * form. */
+  coef[0] = gapm * w->pmx / (mm * w->pmm);
+  coef[1] = gapm * w->pmy / mm;
+  coef[2] = gg * w->pmx / (mx * w->pmm);
+  w->prod *= mm;
+  w->pmm = mm;
+  w->pmx = mx;
+  w->pmy = my;
+}
+
+void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
+                     double *wx) {
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  scaled_walk w = {1.0, 1.0, 1.0, 1.0};
   for (size_t k = 0; k < read->length; k++) {
     unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
     unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
-    const double mm = t->mm[mm_index(i, d)], gapm = 1.0f - t->ph2pr[c];
-    const double mx = t->ph2pr[i], my = t->ph2pr[d], gg = t->ph2pr[c];
-    cph_row_fs *r = &rows[k];
-    /* mm = 0 (insertion and deletion qualities both 0) gives infinities:
-     * the pair's sum is then not finite and it is rescued in double. */
-    r->b = (float)(gapm * pmx / (mm * pmm));
-    r->g = (float)(gapm * pmy / mm);
-    r->a = (float)(gg * pmx / (mx * pmm));
-    r->gg = (float)gg;
-    r->unused[0] = r->unused[1] = 0.0f;
-    r->match = 1.0f - t->ph2pr[q];
-    r->mismatch = t->ph2pr[q] / 3.0f;
+    const size_t mi = mm_index(i, d);
+    /* GKL's tables of each precision (float mode computes gapm in float). */
+    const double mm = dbl ? td->mm[mi] : tf->mm[mi];
+    const double gapm = dbl ? 1.0 - td->ph2pr[c] : 1.0f - tf->ph2pr[c];
+    const double mx = dbl ? td->ph2pr[i] : tf->ph2pr[i];
+    const double my = dbl ? td->ph2pr[d] : tf->ph2pr[d];
+    const double gg = dbl ? td->ph2pr[c] : tf->ph2pr[c];
     if (k + 1 == read->length) {
-      *wm = prod * mm;
-      *wx = prod * mx;
+      *wm = w.prod * mm; /* P_R */
+      *wx = w.prod * mx; /* P_R-1 mx_R */
     }
-    prod *= mm;
-    pmm = mm;
-    pmx = mx;
-    pmy = my;
+    double coef[3];
+    scaled_step(&w, mm, gapm, mx, my, gg, coef);
+    if (dbl) {
+      cph_row_ds *r = &((cph_row_ds *)rows)[k];
+      *r = (cph_row_ds){coef[0], coef[1], coef[2], gg, {0, 0},
+                        1.0 - td->ph2pr[q], td->ph2pr[q] / 3.0};
+    } else {
+      cph_row_fs *r = &((cph_row_fs *)rows)[k];
+      *r = (cph_row_fs){(float)coef[0], (float)coef[1], (float)coef[2],
+                        (float)gg, {0, 0}, 1.0f - tf->ph2pr[q],
+                        tf->ph2pr[q] / 3.0f};
+    }
   }
 }
 

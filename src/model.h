@@ -49,15 +49,19 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows);
 
 /* Rows for the scaled fast kernel form (cl/pairhmm.cl): per row i the
  * constants b, g, a and the gap continuation in the first four slots and
- * the two priors in the last two, computed in double from the float
- * tables. That form keeps row i's M divided by P_i = mm_1 ... mm_i and its
- * X by P_i-1 mx_i; *wm = P_R and *wx = P_R-1 mx_R turn the kernel's two
- * last-row sums into the scaled final sum. */
+ * the two priors in the last two, computed in double from GKL's tables of
+ * the precision (float: cph_row_fs, dbl: cph_row_ds, for the rescue). That
+ * form keeps row i's M divided by P_i = mm_1 ... mm_i and its X by
+ * P_i-1 mx_i; *wm = P_R and *wx = P_R-1 mx_R turn the kernel's two last-row
+ * sums into the scaled final sum. */
 typedef struct cph_row_fs {
   float b, g, a, gg, unused[2], match, mismatch;
 } cph_row_fs;
-void cph_rows_float_scaled(const clphmm_read *read, cph_row_fs *rows,
-                           double *wm, double *wx);
+typedef struct cph_row_ds {
+  double b, g, a, gg, unused[2], match, mismatch;
+} cph_row_ds;
+void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
+                     double *wx);
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
                      cph_row_d *rows);
 

@@ -10,7 +10,7 @@
 void cph_pack_init(cph_pack *p, cph_flavor flavor, int scaled) {
   memset(p, 0, sizeof *p);
   p->flavor = flavor;
-  p->scaled = flavor == CPH_GKL_FLOAT && scaled;
+  p->scaled = flavor != CPH_JAVA_DOUBLE && scaled;
   p->real_size = flavor == CPH_GKL_FLOAT ? sizeof(float) : sizeof(double);
 }
 
@@ -56,7 +56,7 @@ clphmm_status cph_pack_read(cph_pack *p, const clphmm_read *read, uint32_t *off,
   unsigned char *dst = p->rows + p->n_rows * ROW_REALS * p->real_size;
   *wm = *wx = 1.0;
   if (p->scaled && read->length > 0)
-    cph_rows_float_scaled(read, (cph_row_fs *)dst, wm, wx);
+    cph_rows_scaled(read, p->flavor == CPH_GKL_DOUBLE, dst, wm, wx);
   else if (p->flavor == CPH_GKL_FLOAT)
     cph_rows_float(read, (cph_row_f *)dst);
   else

@@ -11,7 +11,7 @@
 
 typedef struct cph_pack {
   cph_flavor flavor;
-  int scaled;            /* float rows for the scaled kernel form */
+  int scaled;            /* rows for the scaled kernel form */
   size_t real_size;      /* 4 (float) or 8 (double) */
   unsigned char *rows;   /* 8 reals per read row (see cph_row_f) */
   unsigned char *rcodes; /* one base code per read row */
@@ -32,14 +32,15 @@ static inline uint32_t cph_hap_words(size_t length) {
 typedef struct cph_job {
   uint32_t row_off, R, hap_off /* in words */, H;
   /* Weights that turn the scaled-form kernel's two last-row sums into the
-   * pair's scaled sum (cph_rows_float_scaled); 1 and 1 otherwise. */
+   * pair's scaled sum (cph_rows_scaled); 1 and 1 otherwise. */
   double wm, wx;
   size_t out;
   const clphmm_read *read;
   const clphmm_haplotype *hap;
 } cph_job;
 
-/* `scaled`: float rows for the scaled kernel form (ignored in double). */
+/* `scaled`: rows for the scaled kernel form (GKL flavors; ignored for
+ * Java's double). */
 void cph_pack_init(cph_pack *p, cph_flavor flavor, int scaled);
 void cph_pack_free(cph_pack *p);
 /* Append a read (its rows in the pack's flavor) or a haplotype; returns its

@@ -49,6 +49,9 @@ static clphmm_status variants_of(const cph_device *dev,
                        dbl ? "double" : "float", vw);
     set->v[i].shuffle = (cph_shuffle)c->entry.shuffle;
     set->v[i].fma = c->entry.fma;
+    /* Double kernels of double mode keep the fused form (its per-column
+     * sums); float mode's context makes its rescue kernels scaled. */
+    set->v[i].scaled = !dbl;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "

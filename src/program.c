@@ -38,8 +38,9 @@ int cph_shuffle_parse(const char *name) {
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
   snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
-           "-DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
-           v->c, dbl, v->fma, v->g, (int)v->shuffle, v->wg,
+           "-DCPH_SCALED=%d -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
+           v->c, dbl, v->fma, v->g, cph_variant_scaled(v), (int)v->shuffle,
+           v->wg,
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 

@@ -28,6 +28,8 @@ typedef struct cph_variant {
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
   int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int scaled; /* with fma: the scaled form (float; double in float mode's
+                 rescue), else the fused form */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
@@ -39,10 +41,10 @@ typedef struct cph_variant {
 unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
 
 /* Whether the kernel of `v` uses the scaled arithmetic form, which returns
- * two last-row sums per pair (cl/pairhmm.cl, cph_read_weights): the fast
- * form in single precision. */
-static inline int cph_variant_scaled(const cph_variant *v, int dbl) {
-  return v->fma && !dbl;
+ * two last-row sums per pair (cl/pairhmm.cl): the fast form in single
+ * precision and in the double rescue of float mode. */
+static inline int cph_variant_scaled(const cph_variant *v) {
+  return v->fma && v->scaled;
 }
 
 static inline unsigned cph_variant_rows(const cph_variant *v) {

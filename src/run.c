@@ -223,15 +223,15 @@ static void store_sums(const void *host, int dbl, size_t per_slot,
                        const cph_job *jobs, const order *ord, size_t n,
                        double *sums) {
   const float *f = host;
+  const double *d = host;
   for (size_t i = 0; i < n; i++) {
     const cph_job *jb = &jobs[ord[i].job];
-    if (dbl)
-      sums[ord[i].job] = ((const double *)host)[i];
-    else if (per_slot == 2)
-      sums[ord[i].job] =
-          jb->wm * (double)f[2 * i] + jb->wx * (double)f[2 * i + 1];
+    const size_t k = per_slot * i;
+    const double m = dbl ? d[k] : (double)f[k];
+    if (per_slot == 2)
+      sums[ord[i].job] = jb->wm * m + jb->wx * (dbl ? d[k + 1] : f[k + 1]);
     else
-      sums[ord[i].job] = (double)f[i];
+      sums[ord[i].job] = m;
   }
 }
 
@@ -243,7 +243,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   cl_kernel k = L->k->kernel;
   const int dbl = p->real_size == sizeof(double);
   /* The scaled form reads scaled rows and returns two sums per slot. */
-  if (cph_variant_scaled(L->v, dbl) != p->scaled)
+  if (cph_variant_scaled(L->v) != p->scaled)
     return cph_error(CLPHMM_ERROR_BUILD_FAILED,
                      "kernel %ux%u and packed rows differ in arithmetic form",
                      L->v->g, L->v->c);

@@ -111,7 +111,7 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
       return 0;
     }
     set->v[set->n++] =
-        (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, 0, 0};
+        (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, 0, 0, 0};
     if (*p == ',' && p[1])
       p++;
     else if (*p)

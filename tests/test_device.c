@@ -308,8 +308,7 @@ static void test_overflow_guard(clphmm_context *ctx, test_rng *rng) {
     push_batch(&g, (clphmm_batch){rd, 1, hap, 1});
     n++;
   }
-  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  const int scaled = cph_variant_scaled(&vset(ctx)->v[0], dbl);
+  const int scaled = cph_variant_scaled(&vset(ctx)->v[0]);
   /* Rescued pairs are GKL's double results, which on the longest reads
    * differ from the float reference by more than the float level: compare
    * them with the double computation itself. */
