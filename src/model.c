@@ -150,13 +150,20 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
     scaled_step(&w, mm, gapm, mx, my, gg, coef);
     if (dbl) {
       cph_row_ds *r = &((cph_row_ds *)rows)[k];
-      *r = (cph_row_ds){coef[0], coef[1], coef[2], gg, {0, 0},
-                        1.0 - td->ph2pr[q], td->ph2pr[q] / 3.0};
+      *r = (cph_row_ds){.b = coef[0],
+                        .g = coef[1],
+                        .a = coef[2],
+                        .gg = gg,
+                        .match = 1.0 - td->ph2pr[q],
+                        .mismatch = td->ph2pr[q] / 3.0};
     } else {
       cph_row_fs *r = &((cph_row_fs *)rows)[k];
-      *r = (cph_row_fs){(float)coef[0], (float)coef[1], (float)coef[2],
-                        (float)gg, {0, 0}, 1.0f - tf->ph2pr[q],
-                        tf->ph2pr[q] / 3.0f};
+      *r = (cph_row_fs){.b = (float)coef[0],
+                        .g = (float)coef[1],
+                        .a = (float)coef[2],
+                        .gg = (float)gg,
+                        .match = 1.0f - tf->ph2pr[q],
+                        .mismatch = tf->ph2pr[q] / 3.0f};
     }
   }
 }

@@ -37,11 +37,11 @@ int cph_shuffle_parse(const char *name) {
 
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
-  snprintf(buf, n, "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
+  snprintf(buf, n,
+           "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
            "-DCPH_SCALED=%d -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
            v->c, dbl, v->fma, v->g, cph_variant_scaled(v), (int)v->shuffle,
-           v->wg,
-           extra && *extra ? " " : "", extra && *extra ? extra : "");
+           v->wg, extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -53,8 +53,7 @@ static clphmm_status load_file(const char *name, char **text) {
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
     if (!f)
-      return cph_error(CLPHMM_ERROR_IO, "%s: cannot open kernel source",
-                       path);
+      return cph_error(CLPHMM_ERROR_IO, "%s: cannot open kernel source", path);
     size_t size;
     int err = cph_read_stream(f, SIZE_MAX, text, &size);
     fclose(f);
