@@ -54,7 +54,8 @@
  *         b = gapm_i mx_i-1 / (mm_i mm_i-1),  g = gapm_i my_i-1 / mm_i,
  *         a = xx_i mx_i-1 / (mx_i mm_i-1).
  *     The kernel returns the last row's sums of m and x; the host weights
- *     them by P_R and P_R-1 mx_R in double (cph_read_weights). Scaled
+ *     them by P_R and P_R-1 mx_R in double (cph_rows_scaled computes them,
+ *     store_sums applies them). Scaled
  *     values stay near M's magnitude for GATK-like qualities (1/mm_i is
  *     about 1 + 6e-5); an extreme quality jump can overflow them, which
  *     gives a sum that is not finite, and the host then recomputes the
@@ -71,10 +72,8 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* The host passes CPH_SCALED (program.c); the fast form of each precision
- * otherwise. */
 #ifndef CPH_SCALED
-#define CPH_SCALED (CPH_FMA && !CPH_DOUBLE)
+#error "the host passes CPH_SCALED (cph_variant_options)"
 #endif
 #if CPH_SCALED && !CPH_FMA
 #error "the scaled form is a fast form: it needs CPH_FMA"
@@ -129,7 +128,7 @@ typedef float4 realv;
 #if CPH_SCALED
 #define DECLARE_COEFS real cb[C], cg[C], ca[C], gg[C]
 #define PAD_COEFS(c) (cb[c] = cg[c] = (real)0, ca[c] = gg[c] = (real)1)
-/* The host computes them (cph_rows_float_scaled). */
+/* The host computes them (cph_rows_scaled). */
 #define ROW_COEFS(c, rp, first)                                                \
   (cb[c] = rp[0], cg[c] = rp[1], ca[c] = rp[2], gg[c] = rp[3])
 #else

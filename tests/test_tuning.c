@@ -518,9 +518,9 @@ static void test_coop(void) {
       {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 0, 4},
       {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1}, 40, 0, 2},
       {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 1}, 7, 0, 8},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 1}, 40, 0, 8},
-      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 1}, 40, 0, 8}, /* 24 lane groups */
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0}, 7, 0, 8},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0}, 40, 0, 8},
+      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0}, 40, 0, 8}, /* 24 lane groups */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;
