@@ -3,7 +3,9 @@
 # the variants that clphmm-bench selects for each length in LENGTHS with the
 # verbose NVIDIA compiler, keeps the PTX, assembles it with ptxas (sm_90),
 # prints one line per kernel (options | registers, spills | SASS size) and,
-# with LOOPS=1, the instruction counts of each kernel's loops.
+# with LOOPS=1, the instruction counts of each kernel's loops; then the same
+# for the machine code the driver itself compiled (registers as it runs:
+# cubins from its compute cache, bench/jit_cubins.py).
 #
 #   BUILD=build-bench OUT=dir LENGTHS="512 1024" bench/nv-sass.sh [tag]
 #
@@ -38,5 +40,22 @@ for p in "$W"/k*.ptx; do
   [ -n "${LOOPS:-}" ] && python3 bench/sass_loops.py "$b.sass" | awk '$4 > 100'
   rm -f "$b.cubin"
 done
+# What runs: the driver's own compile of that PTX (its compute cache), which
+# can allocate registers differently from the toolkit's ptxas above.
+export CUDA_CACHE_PATH="$W/jit-cache" CUDA_CACHE_DISABLE=0
+for L in ${LENGTHS:-64 128 256 512}; do
+  CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS="${CLPHMM_BUILD_OPTIONS:-}" \
+    "$BUILD/tools/clphmm-bench" --device gpu \
+    --synthetic read=$L,hap=$L,pairs=64 -n 1 --no-startup >/dev/null 2>&1
+done
+for c in $(python3 bench/jit_cubins.py "$CUDA_CACHE_PATH" "$W"); do
+  cuobjdump -res-usage "$c" 2>/dev/null | grep -A1 'Function pairhmm' |
+    grep -q REG || continue
+  cuobjdump -sass "$c" >"${c%.cubin}.sass" 2>/dev/null
+  echo "driver JIT $(basename "$c"): $(cuobjdump -res-usage "$c" |
+    grep -A1 'Function pairhmm' | grep -o 'REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*')"
+  [ -n "${LOOPS:-}" ] &&
+    python3 bench/sass_loops.py "${c%.cubin}.sass" | awk '$4 > 100'
+done
 mkdir -p "$OUT"
-tar -C "$W" -czf "$OUT/sass$TAG.tgz" $(cd "$W" && ls k[0-9]*.*)
+tar -C "$W" -czf "$OUT/sass$TAG.tgz" $(cd "$W" && ls k[0-9]*.* jit*.sass 2>/dev/null)
