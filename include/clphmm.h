@@ -65,8 +65,8 @@ CLPHMM_API const char *clphmm_status_string(clphmm_status status);
 
 /* Precision mode (see PAIRHMM_SPEC section 10). */
 typedef enum clphmm_precision {
-  CLPHMM_PRECISION_FLOAT = 0,  /* GKL: float, double rescue below 1e-28 */
-  CLPHMM_PRECISION_DOUBLE = 1  /* GATK Java: double only */
+  CLPHMM_PRECISION_FLOAT = 0, /* GKL: float, double rescue below 1e-28 */
+  CLPHMM_PRECISION_DOUBLE = 1 /* GATK Java: double only */
 } clphmm_precision;
 
 /* One read: bases (ACGTN, either case) and four raw phred arrays (0..127,
@@ -121,18 +121,18 @@ typedef enum clphmm_device_type {
 } clphmm_device_type;
 
 typedef struct clphmm_device_info {
-  size_t index;             /* position in clphmm's flat device list */
+  size_t index; /* position in clphmm's flat device list */
   clphmm_device_type type;
   char name[256];
   char vendor[256];
   char platform[256];
-  char version[256];        /* CL_DEVICE_VERSION */
-  char driver[256];         /* CL_DRIVER_VERSION */
+  char version[256]; /* CL_DEVICE_VERSION */
+  char driver[256];  /* CL_DRIVER_VERSION */
   unsigned compute_units;
   unsigned clock_mhz;
   uint64_t global_mem_bytes;
   uint64_t local_mem_bytes;
-  int has_fp64;             /* cl_khr_fp64 or a double fp config */
+  int has_fp64; /* cl_khr_fp64 or a double fp config */
 } clphmm_device_info;
 
 /* The OpenCL devices clphmm can see, all platforms flattened in platform
@@ -246,9 +246,8 @@ typedef struct clphmm_diagnostics {
    * rejected entries, variant fallbacks (with the build error), resets. */
   char detail[4096];
 } clphmm_diagnostics;
-CLPHMM_API clphmm_status
-clphmm_context_diagnostics(const clphmm_context *context,
-                           clphmm_diagnostics *diagnostics);
+CLPHMM_API clphmm_status clphmm_context_diagnostics(
+    const clphmm_context *context, clphmm_diagnostics *diagnostics);
 
 /* Detailed message for the last failure. With a context: that context's
  * last failure. With NULL: the last failure on this thread of a call that
@@ -342,8 +341,7 @@ CLPHMM_API clphmm_status clphmm_reader_open_memory(const char *data,
  * rest of the input is not read. Free each chunk with
  * clphmm_dataset_destroy. */
 CLPHMM_API clphmm_status clphmm_reader_next(clphmm_reader *reader,
-                                            size_t max_pairs,
-                                            size_t max_bytes,
+                                            size_t max_pairs, size_t max_bytes,
                                             clphmm_dataset **chunk);
 /* Close the file and free the reader (chunks already returned stay
  * valid). NULL is ignored. */
@@ -358,12 +356,12 @@ CLPHMM_API void clphmm_reader_close(clphmm_reader *reader);
  * matching entry wins: device name, then architecture, then vendor, then
  * device type, then the generic entry. See README.md, "Variant tables". */
 typedef struct clphmm_device_plan {
-  char variants[512];  /* "GxC/WG,..." by increasing rows (GxC) */
-  char shuffle[16];    /* cross-lane backend: local, khr, intel, nvidia */
-  int fma;             /* 1: kernels fuse multiply-adds */
-  char source[16];     /* "builtin", "file" or "env" */
-  char key[384];       /* the entry that matched, e.g. name "H200", type
-                          gpu; a file entry adds its line: "(line 3)" */
+  char variants[512];     /* "GxC/WG,..." by increasing rows (GxC) */
+  char shuffle[16];       /* cross-lane backend: local, khr, intel, nvidia */
+  int fma;                /* 1: kernels fuse multiply-adds */
+  char source[16];        /* "builtin", "file" or "env" */
+  char key[384];          /* the entry that matched, e.g. name "H200", type
+                             gpu; a file entry adds its line: "(line 3)" */
   char tuning_file[1024]; /* the tuning file consulted ("" if none could be
                              named; it need not exist) */
   char arch[64];          /* architecture used for matching ("" unknown) */

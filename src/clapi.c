@@ -69,6 +69,7 @@ clphmm_status cph_cl_load(void) {
 }
 
 const char *cph_cl_error_name(cl_int err) {
+  /* clang-format off */
   switch (err) {
 #define E(x)                                                                   \
   case x: return #x;
@@ -91,6 +92,7 @@ const char *cph_cl_error_name(cl_int err) {
   case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
   default: return "unknown OpenCL error";
   }
+  /* clang-format on */
 }
 
 clphmm_status cph_cl_fail(clphmm_status status, const char *call, cl_int err,

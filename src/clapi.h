@@ -13,11 +13,11 @@
 #include "clphmm.h"
 
 #define CPH_CL_FUNCTIONS(X)                                                    \
-  X(GetPlatformIDs, cl_int, (cl_uint, cl_platform_id *, cl_uint *))           \
+  X(GetPlatformIDs, cl_int, (cl_uint, cl_platform_id *, cl_uint *))            \
   X(GetPlatformInfo, cl_int,                                                   \
     (cl_platform_id, cl_platform_info, size_t, void *, size_t *))              \
   X(GetDeviceIDs, cl_int,                                                      \
-    (cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *))     \
+    (cl_platform_id, cl_device_type, cl_uint, cl_device_id *, cl_uint *))      \
   X(GetDeviceInfo, cl_int,                                                     \
     (cl_device_id, cl_device_info, size_t, void *, size_t *))                  \
   X(CreateContext, cl_context,                                                 \
@@ -52,10 +52,10 @@
     (cl_context, cl_mem_flags, size_t, void *, cl_int *))                      \
   X(ReleaseMemObject, cl_int, (cl_mem))                                        \
   X(EnqueueWriteBuffer, cl_int,                                                \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *,         \
-     cl_uint, const cl_event *, cl_event *))                                   \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, \
+     const cl_event *, cl_event *))                                            \
   X(EnqueueReadBuffer, cl_int,                                                 \
-    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint,      \
+    (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint,       \
      const cl_event *, cl_event *))                                            \
   X(EnqueueNDRangeKernel, cl_int,                                              \
     (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,     \

@@ -137,8 +137,8 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   if (!st)
     st = cph_plan_variants(&ctx->dev, 1, &ctx->variants[1]);
   /* Float mode's double kernels only rescue: they use the scaled form. */
-  for (size_t i = 0; !st && o.precision == CLPHMM_PRECISION_FLOAT &&
-                     i < ctx->variants[1].n;
+  for (size_t i = 0;
+       !st && o.precision == CLPHMM_PRECISION_FLOAT && i < ctx->variants[1].n;
        i++)
     ctx->variants[1].v[i].scaled = 1;
   if (st) {
@@ -260,8 +260,11 @@ static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
         if (rd->length == 0 || hp->length == 0)
           results[k] = -INFINITY;
         else
-          jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length, hap_off,
-                                 (uint32_t)hp->length, wm, wx, k, rd, hp};
+          jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length,
+                                 hap_off, (uint32_t)hp->length,
+                                 wm,      wx,
+                                 k,       rd,
+                                 hp};
         hap_off += cph_hap_words(hp->length);
       }
     }
@@ -314,8 +317,7 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
                                             "no memory to rescue %zu pairs", n);
   for (size_t i = 0; i < n && !st; i++) {
     rj[i] = jobs[which[i]];
-    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off, &rj[i].wm,
-                       &rj[i].wx);
+    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off, &rj[i].wm, &rj[i].wx);
     if (!st)
       st = cph_pack_hap(&pack, rj[i].hap, &rj[i].hap_off);
   }

@@ -13,7 +13,7 @@ struct clphmm_context {
   clphmm_precision precision;
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
-  uint64_t max_device_bytes; /* planning bound for one chunk and launch */
+  uint64_t max_device_bytes;   /* planning bound for one chunk and launch */
   cph_variant_set variants[2]; /* [double] */
   cph_kernel kernels[2][CPH_MAX_VARIANTS]; /* [double][variant], lazily */
   cph_cache cache;

@@ -97,8 +97,7 @@ static void fill_info(size_t index, cph_device *dev) {
   dev_string(d, CL_DEVICE_VENDOR, in->vendor, sizeof in->vendor);
   dev_string(d, CL_DEVICE_VERSION, in->version, sizeof in->version);
   dev_string(d, CL_DRIVER_VERSION, in->driver, sizeof in->driver);
-  dev_string(d, CL_DEVICE_EXTENSIONS, dev->extensions,
-             sizeof dev->extensions);
+  dev_string(d, CL_DEVICE_EXTENSIONS, dev->extensions, sizeof dev->extensions);
   if (cph_cl.GetPlatformInfo(dev->platform, CL_PLATFORM_NAME,
                              sizeof in->platform - 1, in->platform,
                              NULL) != CL_SUCCESS)
@@ -123,8 +122,8 @@ static void fill_info(size_t index, cph_device *dev) {
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul,
                            NULL) == CL_SUCCESS)
     dev->max_alloc_bytes = ul;
-  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul,
-                           NULL) == CL_SUCCESS)
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul, NULL) ==
+      CL_SUCCESS)
     in->local_mem_bytes = ul;
   cl_device_fp_config fp = 0;
   cph_cl.GetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);

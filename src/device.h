@@ -12,8 +12,8 @@ typedef struct cph_device {
   char extensions[4096];
   int has_subgroups; /* cl_khr_subgroups or cl_intel_subgroups */
   size_t max_work_group_size;
-  uint64_t max_alloc_bytes;  /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown) */
-  char arch[64]; /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
+  uint64_t max_alloc_bytes; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown) */
+  char arch[64];            /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
 } cph_device;
 
 /* Number of devices over all platforms (loads OpenCL first). */

@@ -26,9 +26,13 @@ clphmm_status cph_error_prefix(clphmm_status status, const char *fmt, ...) {
   return status;
 }
 
-const char *cph_error_message(void) { return thread_error; }
+const char *cph_error_message(void) {
+  return thread_error;
+}
 
-void cph_error_clear(void) { thread_error[0] = '\0'; }
+void cph_error_clear(void) {
+  thread_error[0] = '\0';
+}
 
 const char *clphmm_status_string(clphmm_status status) {
   switch (status) {

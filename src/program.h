@@ -27,7 +27,7 @@ typedef struct cph_variant {
   unsigned c;  /* read rows per lane */
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
-  int fma; /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int fma;    /* fuse multiply-adds (see cl/pairhmm.cl) */
   int scaled; /* with fma: the scaled form (float; double in float mode's
                  rescue), else the fused form */
 } cph_variant;

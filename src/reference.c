@@ -31,9 +31,8 @@ typedef struct scratch {
 } scratch;
 
 static clphmm_status scratch_alloc(const clphmm_read *read,
-                                   const clphmm_haplotype *hap,
-                                   size_t row_size, size_t cell_size,
-                                   scratch *s) {
+                                   const clphmm_haplotype *hap, size_t row_size,
+                                   size_t cell_size, scratch *s) {
   size_t r = read->length, h = hap->length;
   s->mem = r <= SIZE_MAX / 64 && h <= SIZE_MAX / 64
                ? malloc(6 * (h + 1) * cell_size + r * row_size + r + h)
@@ -128,8 +127,8 @@ clphmm_status clphmm_reference(const clphmm_batch *batches, size_t n_batches,
   for (size_t b = 0; b < n_batches && !st; b++)
     for (size_t r = 0; r < batches[b].n_reads && !st; r++)
       for (size_t h = 0; h < batches[b].n_haplotypes && !st; h++)
-        st = cph_reference_pair(&batches[b].reads[r],
-                                &batches[b].haplotypes[h], precision, &tmp[k++]);
+        st = cph_reference_pair(&batches[b].reads[r], &batches[b].haplotypes[h],
+                                precision, &tmp[k++]);
   if (!st)
     for (size_t i = 0; i < n_pairs; i++)
       out[i] = tmp[i];

@@ -11,8 +11,7 @@
 /* Scaled final sums of one pair (inputs already validated). Return
  * CLPHMM_ERROR_OUT_OF_MEMORY if scratch space cannot be allocated. */
 clphmm_status cph_reference_pair_float(const clphmm_read *read,
-                                       const clphmm_haplotype *hap,
-                                       float *sum);
+                                       const clphmm_haplotype *hap, float *sum);
 clphmm_status cph_reference_pair_double(const clphmm_read *read,
                                         const clphmm_haplotype *hap,
                                         cph_flavor flavor, double *sum);

@@ -11,10 +11,10 @@ static CPH_T CPH_DP(const CPH_ROW *rows, const uint8_t *rcodes, size_t R,
                     CPH_T *work) {
   CPH_T *Mp = work, *Xp = Mp + (H + 1), *Yp = Xp + (H + 1);
   CPH_T *Mc = Yp + (H + 1), *Xc = Mc + (H + 1), *Yc = Xc + (H + 1);
-  const CPH_T init = (CPH_T)(sizeof(CPH_T) == sizeof(float)
-                                 ? CPH_SCALE_FLOAT
-                                 : CPH_SCALE_DOUBLE) /
-                     (CPH_T)H;
+  const CPH_T init =
+      (CPH_T)(sizeof(CPH_T) == sizeof(float) ? CPH_SCALE_FLOAT
+                                             : CPH_SCALE_DOUBLE) /
+      (CPH_T)H;
   for (size_t j = 0; j <= H; j++) {
     Mp[j] = 0;
     Xp[j] = 0;
@@ -29,8 +29,8 @@ static CPH_T CPH_DP(const CPH_ROW *rows, const uint8_t *rcodes, size_t R,
       const CPH_T prior = (rb == hb || rb == CPH_BASE_N || hb == CPH_BASE_N)
                               ? t->match
                               : t->mismatch;
-      Mc[j] = prior * ((Mp[j - 1] * t->mm + Xp[j - 1] * t->gapm) +
-                       Yp[j - 1] * t->gapm);
+      Mc[j] = prior *
+              ((Mp[j - 1] * t->mm + Xp[j - 1] * t->gapm) + Yp[j - 1] * t->gapm);
       Xc[j] = Mp[j] * t->mx + Xp[j] * t->xx;
       Yc[j] = Mc[j - 1] * t->my + Yc[j - 1] * t->yy;
     }

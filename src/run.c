@@ -114,9 +114,9 @@ static void release_pack(dev_pack *d) {
 typedef struct launch {
   const cph_variant *v; /* the variant of `k` */
   const cph_kernel *k;
-  int bin;       /* index in ctx->stats.bins, -1: not counted */
-  unsigned coop; /* tile slots (cph_variant_coop); ppw = lane groups / coop */
-  uint32_t *pairs;  /* 4 per pair slot */
+  int bin;         /* index in ctx->stats.bins, -1: not counted */
+  unsigned coop;   /* tile slots (cph_variant_coop); ppw = lane groups / coop */
+  uint32_t *pairs; /* 4 per pair slot */
   uint32_t *groups; /* 2 per work-group */
   size_t n_slots, n_groups;
   uint32_t bound_cols; /* 0 when no pair needs more than one tile */
@@ -262,8 +262,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
     st = upload(ctx, L->groups, L->n_groups * 2 * sizeof(uint32_t), &groups,
                 "uploading the group list");
   if (!st)
-    st = device_buffer(ctx, sums_bytes, &dsums,
-                       "allocating results");
+    st = device_buffer(ctx, sums_bytes, &dsums, "allocating results");
   if (!st)
     st = device_buffer(ctx, bound_bytes, &bound, "allocating tile boundaries");
   if (!st)
@@ -280,8 +279,7 @@ static clphmm_status run_launch(clphmm_context *ctx, const cph_pack *p,
   }
   if (!st) {
     cl_int err = cph_cl.EnqueueReadBuffer(ctx->queue, dsums, CL_TRUE, 0,
-                                          sums_bytes, host, 0,
-                                          NULL, NULL);
+                                          sums_bytes, host, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = cl_failed(ctx, "clEnqueueReadBuffer", err,
                      "reading results (the kernel may have failed)");
@@ -351,10 +349,10 @@ static unsigned launch_coop(const clphmm_context *ctx, const order *ord,
                             size_t start, size_t n, const cph_variant *v) {
   if (ctx->max_coop) /* CLPHMM_CONCURRENT_TILES */
     return cph_variant_coop(v, ord[start].tiles, ctx->max_coop);
-  const uint64_t full = (uint64_t)COOP_PAIRS_PER_UNIT *
-                        (ctx->dev.info.compute_units ? ctx->dev.info.compute_units
-                                                     : 1) *
-                        (v->wg / v->g);
+  const uint64_t full =
+      (uint64_t)COOP_PAIRS_PER_UNIT *
+      (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
+      (v->wg / v->g);
   size_t same = 0; /* pairs with this tile count: the launch at most */
   while (start + same < n && ord[start + same].tiles == ord[start].tiles)
     same++;

@@ -92,8 +92,10 @@ static clphmm_status check_batch(const clphmm_batch *bt, size_t b,
     if (st)
       return st;
     if (mul_add_overflows(1, bt->reads[r].length, &read_len))
-      return cph_error(CLPHMM_ERROR_TOO_LARGE, "batch %zu: read lengths "
-                       "overflow", b);
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: read lengths "
+                       "overflow",
+                       b);
   }
   for (size_t h = 0; h < bt->n_haplotypes; h++) {
     const clphmm_haplotype *hp = &bt->haplotypes[h];
@@ -101,8 +103,10 @@ static clphmm_status check_batch(const clphmm_batch *bt, size_t b,
     if (st)
       return st;
     if (mul_add_overflows(1, hp->length, &hap_len))
-      return cph_error(CLPHMM_ERROR_TOO_LARGE, "batch %zu: haplotype lengths "
-                       "overflow", b);
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: haplotype lengths "
+                       "overflow",
+                       b);
   }
   if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs) ||
       mul_add_overflows(read_len, hap_len, cells))
@@ -126,8 +130,7 @@ clphmm_status cph_validate_batches(const clphmm_batch *batches,
       return st;
   }
   if (pairs > SIZE_MAX / sizeof(double))
-    return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                     "%llu pairs do not fit in memory",
+    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
                      (unsigned long long)pairs);
   if (n_pairs)
     *n_pairs = (size_t)pairs;
@@ -143,8 +146,9 @@ clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
                      "clphmm_count_pairs: NULL argument");
   uint64_t pairs = 0;
   for (size_t b = 0; b < n_batches; b++)
-    if (mul_add_overflows(batches[b].n_reads, batches[b].n_haplotypes, &pairs)
-        || pairs > SIZE_MAX)
+    if (mul_add_overflows(batches[b].n_reads, batches[b].n_haplotypes,
+                          &pairs) ||
+        pairs > SIZE_MAX)
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
                        "batch %zu: the pair count overflows", b);
   *n_pairs = (size_t)pairs;

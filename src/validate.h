@@ -8,8 +8,14 @@
 #include "clphmm.h"
 
 /* Base codes used everywhere inside the library (and by the kernels). */
-enum { CPH_BASE_A = 0, CPH_BASE_C = 1, CPH_BASE_G = 2, CPH_BASE_T = 3,
-       CPH_BASE_N = 4, CPH_BASE_INVALID = 255 };
+enum {
+  CPH_BASE_A = 0,
+  CPH_BASE_C = 1,
+  CPH_BASE_G = 2,
+  CPH_BASE_T = 3,
+  CPH_BASE_N = 4,
+  CPH_BASE_INVALID = 255
+};
 
 /* Highest valid phred value (quality bytes are 0..127). */
 #define CPH_MAX_QUAL 127
@@ -17,11 +23,16 @@ enum { CPH_BASE_A = 0, CPH_BASE_C = 1, CPH_BASE_G = 2, CPH_BASE_T = 3,
 /* Code of a base byte: ACGTN in either case, else CPH_BASE_INVALID. */
 static inline uint8_t cph_base_code(unsigned char b) {
   switch (b) {
-  case 'A': case 'a': return CPH_BASE_A;
-  case 'C': case 'c': return CPH_BASE_C;
-  case 'G': case 'g': return CPH_BASE_G;
-  case 'T': case 't': return CPH_BASE_T;
-  case 'N': case 'n': return CPH_BASE_N;
+  case 'A':
+  case 'a': return CPH_BASE_A;
+  case 'C':
+  case 'c': return CPH_BASE_C;
+  case 'G':
+  case 'g': return CPH_BASE_G;
+  case 'T':
+  case 't': return CPH_BASE_T;
+  case 'N':
+  case 'n': return CPH_BASE_N;
   default: return CPH_BASE_INVALID;
   }
 }

@@ -37,7 +37,9 @@ static int contains(const char *hay, const char *needle) {
 }
 
 /* A message for printing (the library promises never NULL). */
-static const char *show(const char *s) { return s ? s : "(null)"; }
+static const char *show(const char *s) {
+  return s ? s : "(null)";
+}
 
 static const char *engine_name(int e) {
   static const char *const names[4] = {"reference/float", "reference/double",
@@ -47,15 +49,15 @@ static const char *engine_name(int e) {
 
 /* Engine e: 0 reference float, 1 reference double, 2 device float, 3
  * device double. Returns 0 when the engine is unavailable. */
-static int engine_available(int e) { return e < 2 || g_ctx[e - 2] != NULL; }
+static int engine_available(int e) {
+  return e < 2 || g_ctx[e - 2] != NULL;
+}
 
 static clphmm_status engine_run(int e, const clphmm_batch *b, size_t n,
                                 double *out) {
   if (e < 2)
-    return clphmm_reference(b, n,
-                            e ? CLPHMM_PRECISION_DOUBLE
-                              : CLPHMM_PRECISION_FLOAT,
-                            out);
+    return clphmm_reference(
+        b, n, e ? CLPHMM_PRECISION_DOUBLE : CLPHMM_PRECISION_FLOAT, out);
   return clphmm_compute(g_ctx[e - 2], b, n, out);
 }
 
@@ -116,8 +118,8 @@ static void tread_init(tread *t, const char *bases, unsigned base_q,
     t->qual[2][i] = (uint8_t)del_q;
     t->qual[3][i] = (uint8_t)gcp_q;
   }
-  t->read = (clphmm_read){t->bases, t->qual[0], t->qual[1], t->qual[2],
-                          t->qual[3], n};
+  t->read = (clphmm_read){t->bases,   t->qual[0], t->qual[1],
+                          t->qual[2], t->qual[3], n};
 }
 
 static void tread_free(tread *t) {
@@ -165,8 +167,8 @@ static void fixture_free(fixture *fx) {
 /* Every engine must return `want`, leave out[] (n_out + 1 elements)
  * untouched and report a message containing s1, s2 and s3 (NULLs skipped). */
 static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
-                          clphmm_status want, const char *label,
-                          const char *s1, const char *s2, const char *s3) {
+                          clphmm_status want, const char *label, const char *s1,
+                          const char *s2, const char *s3) {
   const char *subs[3] = {s1, s2, s3};
   double out[MAX_OUT];
   for (int e = 0; e < 4; e++) {
@@ -177,8 +179,8 @@ static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
     clphmm_status st = engine_run(e, b, n, out);
     const char *msg = engine_error(e);
     CHECK(st == want, "%s: %s returned %d (%s), want %d (%s); message: %s",
-          label, engine_name(e), (int)st, clphmm_status_string(st),
-          (int)want, clphmm_status_string(want), show(msg));
+          label, engine_name(e), (int)st, clphmm_status_string(st), (int)want,
+          clphmm_status_string(want), show(msg));
     CHECK(untouched(out, n_out + 1), "%s: %s wrote to out[] on failure", label,
           engine_name(e));
     for (int k = 0; k < 3; k++)
@@ -217,7 +219,7 @@ static void test_version_and_status(void) {
   CHECK(u && *u, "status -1 has no string");
 }
 
-/* ---- clphmm_count_pairs --------------------------------------------------- */
+/* ---- clphmm_count_pairs -------------------------------------------------- */
 
 static void test_count_pairs(void) {
   clphmm_read dummy_read = {0};
@@ -253,7 +255,7 @@ static void test_count_pairs(void) {
   CHECK_STATUS(clphmm_count_pairs(two, 2, &n), CLPHMM_ERROR_TOO_LARGE, NULL);
 }
 
-/* ---- invalid inputs --------------------------------------------------------- */
+/* ---- invalid inputs ------------------------------------------------------ */
 
 static void test_invalid_bases(void) {
   static const unsigned char bad[4] = {'X', '-', 0x00, 0xFF};
@@ -344,8 +346,8 @@ static void test_null_pointers(void) {
                             &fx.reads1[2].del_quals, &fx.reads1[2].gcp_quals};
     *q[f] = NULL;
     snprintf(label, sizeof label, "NULL quality array %d", f);
-    expect_reject(fx.batches, 2, FX_PAIRS, CLPHMM_ERROR_INVALID_ARGUMENT,
-                  label, "batch 1", "read 2", NULL);
+    expect_reject(fx.batches, 2, FX_PAIRS, CLPHMM_ERROR_INVALID_ARGUMENT, label,
+                  "batch 1", "read 2", NULL);
     fixture_free(&fx);
   }
 
@@ -421,8 +423,7 @@ static void test_invalid_precision(void) {
             "context_create(precision %d) returned %s", bad[k],
             clphmm_status_string(st));
     }
-    CHECK(c == NULL, "context_create failed but left *context = %p",
-          (void *)c);
+    CHECK(c == NULL, "context_create failed but left *context = %p", (void *)c);
     if (st == CLPHMM_SUCCESS && c && c != sentinel_ctx)
       clphmm_context_destroy(c);
   }
@@ -431,7 +432,7 @@ static void test_invalid_precision(void) {
   fixture_free(&fx);
 }
 
-/* ---- valid edge cases ------------------------------------------------------- */
+/* ---- valid edge cases ---------------------------------------------------- */
 
 static void test_zero_batches(void) {
   fixture fx;
@@ -490,9 +491,8 @@ static void test_empty_sequences(void) {
   static const uint8_t q[1] = {30};
   /* reads: normal, empty with NULL pointers, empty with valid pointers;
    * haplotypes likewise. */
-  clphmm_read reads[3] = {fx.r1[0].read,
-                          {NULL, NULL, NULL, NULL, NULL, 0},
-                          {"A", q, q, q, q, 0}};
+  clphmm_read reads[3] = {
+      fx.r1[0].read, {NULL, NULL, NULL, NULL, NULL, 0}, {"A", q, q, q, q, 0}};
   clphmm_haplotype haps[3] = {fx.haps1[0], {NULL, 0}, {"C", 0}};
   clphmm_batch b = {reads, 3, haps, 3};
   for (int e = 0; e < 4; e++) {
@@ -509,9 +509,10 @@ static void test_empty_sequences(void) {
           CHECK(isfinite(v) && v < 0, "%s: normal pair gives %g",
                 engine_name(e), v);
         else
-          CHECK(isinf(v) && v < 0, "%s: read %d (len %zu) x hap %d (len %zu) "
-                "gives %g, want -inf", engine_name(e), r, reads[r].length, h,
-                haps[h].length, v);
+          CHECK(isinf(v) && v < 0,
+                "%s: read %d (len %zu) x hap %d (len %zu) "
+                "gives %g, want -inf",
+                engine_name(e), r, reads[r].length, h, haps[h].length, v);
       }
     }
     CHECK(out[9] == SENTINEL, "%s wrote past the end", engine_name(e));
@@ -546,8 +547,10 @@ static void test_lowercase(void) {
     CHECK(isfinite(out[0]), "%s: uppercase pair gives %g", engine_name(e),
           out[0]);
     for (int k = 1; k < 4; k++)
-      CHECK(out[k] == out[0], "%s: %s read x %s haplotype gives %.17g, "
-            "uppercase %.17g", engine_name(e), k / 2 ? "lowercase" : "uppercase",
+      CHECK(out[k] == out[0],
+            "%s: %s read x %s haplotype gives %.17g, "
+            "uppercase %.17g",
+            engine_name(e), k / 2 ? "lowercase" : "uppercase",
             k % 2 ? "lowercase" : "uppercase", out[k], out[0]);
   }
   tread_free(&up);
@@ -586,14 +589,18 @@ static void test_n_matches_anything(void) {
     /* All-N haplotype: every read with the same qualities gives the same. */
     for (int h = 2; h < 4; h++)
       for (int r = 1; r < 4; r++)
-        CHECK(o[r * 4 + h] == o[h], "%s: read %d x N hap %d gives %.17g, "
-              "read 0 %.17g", en, r, h, o[r * 4 + h], o[h]);
+        CHECK(o[r * 4 + h] == o[h],
+              "%s: read %d x N hap %d gives %.17g, "
+              "read 0 %.17g",
+              en, r, h, o[r * 4 + h], o[h]);
     /* Every cell of an all-N read takes the match prior 1-e >= e/3, so it
      * scores at least as well as any read with the same qualities. */
     for (int r = 2; r < 4; r++)
       for (int h = 0; h < 2; h++)
-        CHECK(o[h] >= o[r * 4 + h], "%s: N read %.17g < read %d %.17g on "
-              "hap %d", en, o[h], r, o[r * 4 + h], h);
+        CHECK(o[h] >= o[r * 4 + h],
+              "%s: N read %.17g < read %d %.17g on "
+              "hap %d",
+              en, o[h], r, o[r * 4 + h], h);
   }
   tread_free(&rn);
   tread_free(&rln);
@@ -612,9 +619,8 @@ static void test_result_order(void) {
   tread_init(&tb[2], "AAAACCCCGG", 40, 45, 45, 12);
   clphmm_read ra[2] = {ta[0].read, ta[1].read};
   clphmm_read rb[3] = {tb[0].read, tb[1].read, tb[2].read};
-  clphmm_haplotype ha[3] = {{"ACGTACGTTGCAAC", 14},
-                            {"TTGATTACAGG", 11},
-                            {"CCCCCCCCCCCCCCCCCC", 18}};
+  clphmm_haplotype ha[3] = {
+      {"ACGTACGTTGCAAC", 14}, {"TTGATTACAGG", 11}, {"CCCCCCCCCCCCCCCCCC", 18}};
   clphmm_haplotype hb[2] = {{"CCGGTTAAGG", 10}, {"AAAACCCCGGTTTGCATG", 18}};
   clphmm_batch b[2] = {{ra, 2, ha, 3}, {rb, 3, hb, 2}};
   enum { N = 2 * 3 + 3 * 2 };
@@ -707,7 +713,7 @@ static void test_extreme_qualities(void) {
     tread_free(&t[c]);
 }
 
-/* ---- errors and context reuse ------------------------------------------------ */
+/* ---- errors and context reuse -------------------------------------------- */
 
 static void test_last_error_and_reuse(void) {
   fixture fx;
@@ -760,14 +766,16 @@ static void test_last_error_and_reuse(void) {
     fill_sentinel(out, FX_PAIRS + 1);
     CHECK_STATUS(clphmm_compute(ctx, fx.batches, 2, out), CLPHMM_SUCCESS, ctx);
     for (int i = 0; i < FX_PAIRS; i++)
-      CHECK(out[i] == first[i], "precision %d: after an error, result %d = "
-            "%.17g, before %.17g", p, i, out[i], first[i]);
+      CHECK(out[i] == first[i],
+            "precision %d: after an error, result %d = "
+            "%.17g, before %.17g",
+            p, i, out[i], first[i]);
     CHECK(out[FX_PAIRS] == SENTINEL, "compute wrote past the end");
   }
   fixture_free(&fx);
 }
 
-/* ---- devices ---------------------------------------------------------------- */
+/* ---- devices ------------------------------------------------------------- */
 
 static void test_options_init(void) {
   clphmm_options o;
@@ -855,8 +863,7 @@ static void test_devices(void) {
   CHECK(contains(m, "no-such-device-xyz"), "message lacks the selector: \"%s\"",
         show(m));
   CHECK(first.name[0] && contains(m, first.name),
-        "message does not list device 0 (\"%s\"): \"%s\"", first.name,
-        show(m));
+        "message does not list device 0 (\"%s\"): \"%s\"", first.name, show(m));
 
   /* Index "0". */
   o.device = "0";
@@ -914,7 +921,7 @@ static void test_devices(void) {
   free(saved_copy);
 }
 
-/* ---- main ------------------------------------------------------------------- */
+/* ---- main ---------------------------------------------------------------- */
 
 static void open_contexts(void) {
   clphmm_status st = clphmm_context_create(NULL, &g_ctx[0]);

@@ -358,15 +358,14 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   const cph_variant *v = &vs->v[vs->n - 1];
   const unsigned rows = cph_variant_rows(v), lg = v->wg / v->g;
   const unsigned wmax = cph_variant_coop(v, UINT32_MAX, 0);
-  CHECK(wmax > 1 || lg == 1, "%ux%u/%u runs no tiles concurrently", v->g,
-        v->c, v->wg);
+  CHECK(wmax > 1 || lg == 1, "%ux%u/%u runs no tiles concurrently", v->g, v->c,
+        v->wg);
   gen g = {0};
   unsigned widths = 0; /* bit w: width w used */
   for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t++) {
     size_t len = (size_t)rows * (t - 1) + test_rng_range(rng, 1, rows);
     widths |= 1u << cph_variant_coop(v, t, 0);
-    add_batch(&g, rng, &len, 1, 2, (unsigned)len / 2, (unsigned)len + 40, 1,
-              0);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len / 2, (unsigned)len + 40, 1, 0);
   }
   for (unsigned w = 2; w <= wmax && w <= 16; w *= 2)
     CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);

@@ -467,8 +467,8 @@ static const bad_case bad_cases[] = {
      "for read 2 of 50 (header on line 1), found 1 (does the header promise "
      "too many reads?)"},
     /* ... or as the end of the file. */
-    {MEM("3 2\nA I I I +\nA I I I +\nA I I I +\nACGT\n"), CLPHMM_ERROR_PARSE,
-     1, "header promises 3 reads and 2 haplotypes but the file ends at line 5"},
+    {MEM("3 2\nA I I I +\nA I I I +\nA I I I +\nACGT\n"), CLPHMM_ERROR_PARSE, 1,
+     "header promises 3 reads and 2 haplotypes but the file ends at line 5"},
     {MEM("2 1\nACGT IIII IIII IIII ++++\nACGT IIII II"), CLPHMM_ERROR_PARSE, 3,
      "expected 5 tokens (READ BASEQ INSQ DELQ GCP) for read 2 of 2"},
     {MEM("ACGT ACGT IIII IIII IIII ++++ -1\nACGT ACGT IIII II"),

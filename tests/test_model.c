@@ -35,7 +35,7 @@ static double mm_value(int f, unsigned ins, unsigned del) {
   return cph_tables_double(f == 1 ? CPH_GKL_DOUBLE : CPH_JAVA_DOUBLE)->mm[k];
 }
 
-/* ---- ph2pr ---------------------------------------------------------------- */
+/* ---- ph2pr --------------------------------------------------------------- */
 
 static void test_ph2pr(void) {
   const cph_tables_f *tf = cph_tables_gkl_float();
@@ -68,15 +68,15 @@ static void test_ph2pr(void) {
         tj->ph2pr[30]);
 }
 
-/* ---- match-to-match --------------------------------------------------------- */
+/* ---- match-to-match ------------------------------------------------------ */
 
 static void test_mm_exact_zeros(void) {
   for (int f = 0; f < 3; f++) {
     /* 10^-0 + 10^-0 = 2 > 1 and 2 * 10^-0.3 > 1: p is clamped to 1. */
-    CHECK(mm_value(f, 0, 0) == 0.0, "%s T(0,0) = %.17g, want 0",
-          flavor_name(f), mm_value(f, 0, 0));
-    CHECK(mm_value(f, 3, 3) == 0.0, "%s T(3,3) = %.17g, want 0",
-          flavor_name(f), mm_value(f, 3, 3));
+    CHECK(mm_value(f, 0, 0) == 0.0, "%s T(0,0) = %.17g, want 0", flavor_name(f),
+          mm_value(f, 0, 0));
+    CHECK(mm_value(f, 3, 3) == 0.0, "%s T(3,3) = %.17g, want 0", flavor_name(f),
+          mm_value(f, 3, 3));
     /* eps(0) = 1 already: every T(0, d) is 0. */
     int nonzero = 0;
     for (unsigned d = 0; d < CPH_NQUAL; d++)
@@ -94,12 +94,12 @@ static void test_mm_range_and_formula(void) {
       for (unsigned d = 0; d < CPH_NQUAL; d++) {
         double v = mm_value(f, i, d);
         if (!(v >= 0.0 && v <= 1.0) && out_of_range++ < 3)
-          CHECK(0, "%s T(%u,%u) = %.17g is outside [0,1]", flavor_name(f), i,
-                d, v);
+          CHECK(0, "%s T(%u,%u) = %.17g is outside [0,1]", flavor_name(f), i, d,
+                v);
         if (i < 10 || d < 10)
           continue;
-        double want = 1.0 - (pow(10.0, -(double)i / 10.0) +
-                             pow(10.0, -(double)d / 10.0));
+        double want =
+            1.0 - (pow(10.0, -(double)i / 10.0) + pow(10.0, -(double)d / 10.0));
         double r = rel_diff(v, want);
         if (r > worst)
           worst = r;
@@ -176,14 +176,14 @@ static void test_mm_java_vs_gkl(void) {
         worst = r;
       equal += g == j;
       if (!(rel_diff(g, want) <= 1e-13) && bad++ < 3)
-        CHECK(0, "T(%u,%u): GKL %.17g, Java %.17g, want GKL %.17g", i, d, g,
-              j, want);
+        CHECK(0, "T(%u,%u): GKL %.17g, Java %.17g, want GKL %.17g", i, d, g, j,
+              want);
       /* |log10 ratio| = |L| * (c_j - c_g) with |L| <= -ln(1 - 0.2): below
        * 3e-7 relative for I, D >= 10; far below 1e-9 for I, D >= 40. */
       double lim = (i >= 40 && d >= 40) ? 1e-9 : 3e-7;
       if (!(r < lim) && bad_bound++ < 3)
-        CHECK(0, "T(%u,%u): GKL/Java relative difference %.3g >= %.3g", i, d,
-              r, lim);
+        CHECK(0, "T(%u,%u): GKL/Java relative difference %.3g >= %.3g", i, d, r,
+              lim);
     }
   }
   CHECK(bad == 0, "%d GKL double entries do not follow INV_LN10 = 0.434294",
@@ -194,7 +194,7 @@ static void test_mm_java_vs_gkl(void) {
   CHECK(equal < 51 * 51, "GKL and Java double tables are identical");
 }
 
-/* ---- per-row parameters ---------------------------------------------------- */
+/* ---- per-row parameters -------------------------------------------------- */
 
 typedef struct qread {
   char *bases;
@@ -256,8 +256,7 @@ static void test_rows_symmetry(void) {
       if ((rf[a].mm != (float)mm_value(0, i, d) ||
            rg[a].mm != mm_value(1, i, d) || rj[a].mm != mm_value(2, i, d)) &&
           off_table++ < 3)
-        CHECK(0, "row mm(%u,%u) is not table entry %zu", i, d,
-              tri_index(i, d));
+        CHECK(0, "row mm(%u,%u) is not table entry %zu", i, d, tri_index(i, d));
     }
   }
   CHECK(asym == 0, "%d asymmetric mm entries", asym);
@@ -304,8 +303,8 @@ static void test_rows_fields(void) {
     unsigned q = r.q[k], i = r.ins[k], d = r.del[k], c = r.gcp[k];
     int ok = w->mm == tf->mm[tri_index(i, d)] &&
              w->gapm == 1.0f - powf(10.f, -((float)c) / 10.f) &&
-             w->xx == powf(10.f, -((float)c) / 10.f) &&
-             w->yy == w->xx && w->mx == powf(10.f, -((float)i) / 10.f) &&
+             w->xx == powf(10.f, -((float)c) / 10.f) && w->yy == w->xx &&
+             w->mx == powf(10.f, -((float)i) / 10.f) &&
              w->my == powf(10.f, -((float)d) / 10.f) &&
              w->match == 1.0f - powf(10.f, -((float)q) / 10.f) &&
              w->mismatch == powf(10.f, -((float)q) / 10.f) / 3.0f;
@@ -327,15 +326,16 @@ static void test_rows_fields(void) {
     for (size_t k = 0; k < n; k++) {
       const cph_row_d *w = &rd[f][k];
       unsigned q = r.q[k], i = r.ins[k], d = r.del[k], c = r.gcp[k];
-      double ec = pow(10.0, -(double)c / 10.0), eq = pow(10.0, -(double)q / 10.0);
+      double ec = pow(10.0, -(double)c / 10.0),
+             eq = pow(10.0, -(double)q / 10.0);
       int ok = w->mm == t->mm[tri_index(i, d)] && w->gapm == 1.0 - ec &&
                w->xx == ec && w->yy == ec &&
                w->mx == pow(10.0, -(double)i / 10.0) &&
                w->my == pow(10.0, -(double)d / 10.0) && w->match == 1.0 - eq &&
                w->mismatch == eq / 3.0;
       if (!ok && bad++ < 3)
-        CHECK(0, "%s row %zu (Q%u I%u D%u C%u) wrong", flavor_name(1 + f), k,
-              q, i, d, c);
+        CHECK(0, "%s row %zu (Q%u I%u D%u C%u) wrong", flavor_name(1 + f), k, q,
+              i, d, c);
     }
     CHECK(bad == 0, "%d %s rows wrong", bad, flavor_name(1 + f));
   }
@@ -353,8 +353,8 @@ static void test_rows_fields(void) {
           "Q20: match %.17g mismatch %.17g", w.match, w.mismatch);
     CHECK(fabs(w.gapm - 0.9) < 1e-15 && fabs(w.xx - 0.1) < 1e-15,
           "C10: gapm %.17g xx %.17g", w.gapm, w.xx);
-    CHECK(fabs(w.mm - (1.0 - 2 * pow(10.0, -4.5))) < 1e-9,
-          "mm(45,45) = %.17g", w.mm);
+    CHECK(fabs(w.mm - (1.0 - 2 * pow(10.0, -4.5))) < 1e-9, "mm(45,45) = %.17g",
+          w.mm);
   }
   qread_free(&one);
 done:
@@ -364,18 +364,23 @@ done:
   free(rd[1]);
 }
 
-/* ---- bases ------------------------------------------------------------------ */
+/* ---- bases --------------------------------------------------------------- */
 
 static void test_base_codes(void) {
   int bad = 0, valid = 0;
   for (int b = 0; b < 256; b++) {
     unsigned want;
     switch (b) {
-    case 'A': case 'a': want = 0; break;
-    case 'C': case 'c': want = 1; break;
-    case 'G': case 'g': want = 2; break;
-    case 'T': case 't': want = 3; break;
-    case 'N': case 'n': want = 4; break;
+    case 'A':
+    case 'a': want = 0; break;
+    case 'C':
+    case 'c': want = 1; break;
+    case 'G':
+    case 'g': want = 2; break;
+    case 'T':
+    case 't': want = 3; break;
+    case 'N':
+    case 'n': want = 4; break;
     default: want = CPH_BASE_INVALID; break;
     }
     unsigned got = cph_base_code((unsigned char)b);
@@ -401,8 +406,7 @@ static void test_log10_and_rescue(void) {
   CHECK(cph_log10_float(ldexpf(1.0f, 120)) == 0.0,
         "cph_log10_float(2^120) = %.17g", cph_log10_float(ldexpf(1.0f, 120)));
   CHECK(cph_log10_double(ldexp(1.0, 1020)) == 0.0,
-        "cph_log10_double(2^1020) = %.17g",
-        cph_log10_double(ldexp(1.0, 1020)));
+        "cph_log10_double(2^1020) = %.17g", cph_log10_double(ldexp(1.0, 1020)));
   double v = cph_log10_float(ldexpf(1.0f, 20));
   CHECK(fabs(v - (-100.0 * log10(2.0))) < 1e-4, "cph_log10_float(2^20) = %.9g",
         v);

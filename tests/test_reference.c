@@ -95,8 +95,7 @@ int main(void) {
                    LEVEL_FLOAT);
   check_pairs_file("expected.AVX.hmmresults.txt", CLPHMM_PRECISION_FLOAT,
                    LEVEL_FLOAT);
-  check_pairs_file("pairhmm-testdata.txt", CLPHMM_PRECISION_FLOAT,
-                   LEVEL_FLOAT);
+  check_pairs_file("pairhmm-testdata.txt", CLPHMM_PRECISION_FLOAT, LEVEL_FLOAT);
   check_pairs_file("pairhmm-testdata.txt", CLPHMM_PRECISION_DOUBLE,
                    LEVEL_FLOAT);
   const char *sets[] = {"tiny", "10s"};

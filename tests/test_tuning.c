@@ -525,9 +525,11 @@ static void test_coop(void) {
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;
     unsigned got = cph_variant_coop(v, cases[i].tiles, cases[i].max);
-    CHECK(got == cases[i].want, "%ux%u/%u %s, %u tiles, max %u: %u slots, "
-          "want %u", v->g, v->c, v->wg, cph_shuffle_name(v->shuffle),
-          cases[i].tiles, cases[i].max, got, cases[i].want);
+    CHECK(got == cases[i].want,
+          "%ux%u/%u %s, %u tiles, max %u: %u slots, "
+          "want %u",
+          v->g, v->c, v->wg, cph_shuffle_name(v->shuffle), cases[i].tiles,
+          cases[i].max, got, cases[i].want);
   }
 }
 

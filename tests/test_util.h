@@ -15,17 +15,17 @@ extern int test_checks_failed;
 void test_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define CHECK(cond, ...)                                                      \
-  do {                                                                        \
-    if (cond)                                                                 \
-      test_checks_passed++;                                                   \
-    else                                                                      \
-      test_fail(__FILE__, __LINE__, __VA_ARGS__);                             \
+#define CHECK(cond, ...)                                                       \
+  do {                                                                         \
+    if (cond)                                                                  \
+      test_checks_passed++;                                                    \
+    else                                                                       \
+      test_fail(__FILE__, __LINE__, __VA_ARGS__);                              \
   } while (0)
 
 /* Checks that `expr` returns `want`; on mismatch prints both statuses and
  * clphmm_last_error(ctx). Evaluates to the status. */
-#define CHECK_STATUS(expr, want, ctx)                                         \
+#define CHECK_STATUS(expr, want, ctx)                                          \
   test_check_status((expr), (want), (ctx), #expr, __FILE__, __LINE__)
 clphmm_status test_check_status(clphmm_status got, clphmm_status want,
                                 const clphmm_context *ctx, const char *expr,

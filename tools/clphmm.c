@@ -384,8 +384,8 @@ static mode_t default_file_mode(void) {
  * file and copied to stdout at the end. */
 typedef struct sink {
   FILE *f;
-  char *tmp;    /* --output: the temporary file's name */
-  int spooled;  /* stdout through an unlinked temporary file */
+  char *tmp;   /* --output: the temporary file's name */
+  int spooled; /* stdout through an unlinked temporary file */
 } sink;
 
 static int sink_open_output(sink *s, const char *path) {
@@ -470,8 +470,8 @@ static int sink_write(sink *s, const cli_args *args, const double *values,
     return EXIT_OK;
   int err = errno ? errno : EIO;
   if (s->tmp != NULL)
-    fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output,
-            s->tmp, strerror(err));
+    fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
+            strerror(err));
   else if (s->spooled)
     fprintf(stderr, PROG ": write error on a temporary file: %s\n",
             strerror(err));
@@ -525,8 +525,8 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
     free(s->tmp);
     return rc;
   }
-  if (ok && ((s->spooled && copy_spool(s->f) != 0) ||
-             flush_checked(stdout) != 0)) {
+  if (ok &&
+      ((s->spooled && copy_spool(s->f) != 0) || flush_checked(stdout) != 0)) {
     fprintf(stderr, PROG ": write error on standard output: %s\n",
             strerror(errno ? errno : EIO));
     rc = EXIT_RUNTIME;
