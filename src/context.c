@@ -133,14 +133,11 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   if (!st)
     st = open_queue(ctx);
   if (!st)
-    st = cph_plan_variants(&ctx->dev, 0, &ctx->variants[0]);
-  if (!st)
-    st = cph_plan_variants(&ctx->dev, 1, &ctx->variants[1]);
+    st = cph_plan_variants(&ctx->dev, 0, 1, &ctx->variants[0]);
   /* Float mode's double kernels only rescue: they use the scaled form. */
-  for (size_t i = 0;
-       !st && o.precision == CLPHMM_PRECISION_FLOAT && i < ctx->variants[1].n;
-       i++)
-    ctx->variants[1].v[i].scaled = 1;
+  if (!st)
+    st = cph_plan_variants(&ctx->dev, 1, o.precision == CLPHMM_PRECISION_FLOAT,
+                           &ctx->variants[1]);
   if (st) {
     clphmm_context_destroy(ctx);
     return st;

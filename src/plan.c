@@ -28,7 +28,7 @@ static unsigned max_lanes(const cph_variant_set *set) {
  * priors per load: rows per lane must be a multiple of it). */
 static clphmm_status variants_of(const cph_device *dev,
                                  const cph_tuning_choice *c, int dbl,
-                                 cph_variant_set *set) {
+                                 int scaled, cph_variant_set *set) {
   char why[160];
   const char *list = dbl && c->entry.variants_double[0]
                          ? c->entry.variants_double
@@ -49,9 +49,7 @@ static clphmm_status variants_of(const cph_device *dev,
                        dbl ? "double" : "float", vw);
     set->v[i].shuffle = (cph_shuffle)c->entry.shuffle;
     set->v[i].fma = c->entry.fma;
-    /* Double kernels of double mode keep the fused form (its per-column
-     * sums); float mode's context makes its rescue kernels scaled. */
-    set->v[i].scaled = !dbl;
+    set->v[i].scaled = scaled;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
@@ -63,11 +61,11 @@ static clphmm_status variants_of(const cph_device *dev,
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
+clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
                                 cph_variant_set *set) {
   cph_tuning_choice c;
   clphmm_status st = cph_tuning_for_device(dev, &c);
-  return st ? st : variants_of(dev, &c, dbl, set);
+  return st ? st : variants_of(dev, &c, dbl, scaled, set);
 }
 
 /* Per-step overhead of the lane-group kernel, in read rows (fitted to the
@@ -147,7 +145,7 @@ clphmm_status clphmm_device_get_plan(size_t index, clphmm_device_plan *plan) {
   if (!st)
     st = cph_tuning_for_device(&dev, &c);
   if (!st)
-    st = variants_of(&dev, &c, 0, &set);
+    st = variants_of(&dev, &c, 0, 1, &set);
   if (st)
     return st;
   memset(plan, 0, sizeof *plan);

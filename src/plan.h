@@ -17,8 +17,11 @@ typedef struct cph_variant_set {
 /* Choose the shuffle backend and the variant set for a device and a
  * precision from the variant table (tuning.h: environment, tuning file,
  * built-in entries). Double kernels use the entry's double list, else its
- * list with at most 8 rows per lane (twice the registers per row). */
-clphmm_status cph_plan_variants(const cph_device *dev, int dbl,
+ * list with at most 8 rows per lane (twice the registers per row).
+ * `scaled` selects the scaled arithmetic form where the entry fuses
+ * (cl/pairhmm.cl): float kernels and float mode's double rescue; double
+ * mode keeps the fused form for its per-column sums. */
+clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
                                 cph_variant_set *set);
 
 /* Index of the variant serving a read of `rows` rows: the smallest that
