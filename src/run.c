@@ -219,19 +219,19 @@ static void add_kernel_time(clphmm_context *ctx, int bin, cl_event ev) {
 
 /* A launch's downloaded sums, widened, at sums[ord[i].job]; the scaled
  * form's two last-row sums combined with the job's weights, in double. */
+static double widen(const void *host, int dbl, size_t k) {
+  return dbl ? ((const double *)host)[k] : (double)((const float *)host)[k];
+}
+
 static void store_sums(const void *host, int dbl, size_t per_slot,
                        const cph_job *jobs, const order *ord, size_t n,
                        double *sums) {
-  const float *f = host;
-  const double *d = host;
   for (size_t i = 0; i < n; i++) {
     const cph_job *jb = &jobs[ord[i].job];
     const size_t k = per_slot * i;
-    const double m = dbl ? d[k] : (double)f[k];
-    if (per_slot == 2)
-      sums[ord[i].job] = jb->wm * m + jb->wx * (dbl ? d[k + 1] : f[k + 1]);
-    else
-      sums[ord[i].job] = m;
+    const double m = widen(host, dbl, k);
+    sums[ord[i].job] =
+        per_slot == 2 ? jb->wm * m + jb->wx * widen(host, dbl, k + 1) : m;
   }
 }
 
