@@ -20,6 +20,9 @@ PATH=$PATH:/usr/local/cuda/bin
 command -v ptxas >/dev/null || { echo "nv-sass: no ptxas"; exit 0; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/clphmm-sass.XXXXXX")
 trap 'rm -rf "$W"' EXIT
+# The driver compiles each kernel's PTX when it is first used and keeps the
+# machine code in its compute cache, read back below.
+export CUDA_CACHE_PATH="$W/jit-cache" CUDA_CACHE_DISABLE=0
 for L in ${LENGTHS:-64 128 256 512}; do
   CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS="${CLPHMM_BUILD_OPTIONS:-} -cl-nv-verbose" \
     CLPHMM_BUILD_LOG="$W/build.log" "$BUILD/tools/clphmm-bench" \
@@ -40,20 +43,14 @@ for p in "$W"/k*.ptx; do
   [ -n "${LOOPS:-}" ] && python3 bench/sass_loops.py "$b.sass" | awk '$4 > 100'
   rm -f "$b.cubin"
 done
-# What runs: the driver's own compile of that PTX (its compute cache), which
-# can allocate registers differently from the toolkit's ptxas above.
-export CUDA_CACHE_PATH="$W/jit-cache" CUDA_CACHE_DISABLE=0
-for L in ${LENGTHS:-64 128 256 512}; do
-  CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS="${CLPHMM_BUILD_OPTIONS:-}" \
-    "$BUILD/tools/clphmm-bench" --device gpu \
-    --synthetic read=$L,hap=$L,pairs=64 -n 1 --no-startup >/dev/null 2>&1
-done
+# What runs: the driver's own compile of that PTX, which can allocate
+# registers differently from the toolkit's ptxas above.
 for c in $(python3 bench/jit_cubins.py "$CUDA_CACHE_PATH" "$W"); do
-  cuobjdump -res-usage "$c" 2>/dev/null | grep -A1 'Function pairhmm' |
-    grep -q REG || continue
+  res=$(cuobjdump -res-usage "$c" 2>/dev/null | grep -A1 'Function pairhmm' |
+    grep -o 'REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*')
+  [ -n "$res" ] || continue
   cuobjdump -sass "$c" >"${c%.cubin}.sass" 2>/dev/null
-  echo "driver JIT $(basename "$c"): $(cuobjdump -res-usage "$c" |
-    grep -A1 'Function pairhmm' | grep -o 'REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*')"
+  echo "driver JIT $(basename "$c"): $res"
   [ -n "${LOOPS:-}" ] &&
     python3 bench/sass_loops.py "${c%.cubin}.sass" | awk '$4 > 100'
 done
