@@ -65,7 +65,12 @@
  *     form never underflows where the plain one would not.
  *  Fast forms move results by a few ulps, far inside the spec's levels.
  *
- * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_SCALED (0/1), CPH_G, CPH_C
+ * Long-read variants (CPH_SEQ) run their tiles one after the other; on
+ * NVIDIA (G = 32, float) they pass the boundary row through local memory
+ * (RING below) instead of reading and writing global memory every step.
+ *
+ * Defines: CPH_DOUBLE (0/1), CPH_FMA (0/1), CPH_SCALED (0/1), CPH_SEQ (0/1),
+ * CPH_MAXREG (the register cap inserted into NVIDIA's PTX, or 0), CPH_G, CPH_C
  * (a multiple of the vector width: 4 floats or 2 doubles), CPH_WG
  * (work-group size, a multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl,
  * prepended by the host).
@@ -263,9 +268,12 @@ typedef float4 realv;
     uint nsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
     const int j = (int)(s + (R)) - (int)lane + 1;                              \
-    if (MULTI) {                                                               \
+    if ((MULTI) == 1) {                                                        \
       bcur = bnext;                                                            \
       bnext = BOUND_IN(s + (R) + 1, NEG);                                      \
+    } else if ((MULTI) == 2) {                                                 \
+      bcur = bnext;                                                            \
+      bnext = RING_IN(s, (R) + 1);                                             \
     }                                                                          \
     if (lane == 0) {                                                           \
       nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
@@ -282,8 +290,11 @@ typedef float4 realv;
       sum_m += M[C - 1];                                                       \
       sum_x += X[C - 1];                                                       \
     }                                                                          \
-    if ((MULTI) && lane == G - 1 && j >= 1 && (!(NEG) || j <= (int)nsteps))    \
+    if ((MULTI) == 1 && lane == G - 1 && j >= 1 &&                             \
+        (!(NEG) || j <= (int)nsteps))                                          \
       bnd[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);             \
+    if ((MULTI) == 2 && lane == G - 1)                                         \
+      RING_OUT(s, R) = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);         \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
@@ -309,8 +320,10 @@ typedef float4 realv;
 #define FIRST_STEP(s, MULTI, NEG)                                              \
   {                                                                            \
     w = HWORD((s) / 4, NEG);                                                   \
-    if (MULTI)                                                                 \
+    if ((MULTI) == 1)                                                          \
       bnext = BOUND_IN(s, NEG);                                                \
+    else if ((MULTI) == 2)                                                     \
+      bnext = RING_IN(s, 0);                                                   \
     sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                                  \
     LOAD_PRIORS(pv, sym);                                                      \
   }
@@ -324,6 +337,56 @@ typedef float4 realv;
     STEP(2, MULTI, NEG);                                                       \
     STEP(3, MULTI, NEG);                                                       \
     w = w_next;                                                                \
+  }
+
+/* The boundary row through local memory (RING: CPH_SEQ variants on
+ * NVIDIA warps, G = 32, float; their tiles run one after the other). Per
+ * step, lane 0 reads its row above from a ring of two chunks of RCH
+ * columns (prefetched one step ahead, like the global row) and the last
+ * lane writes its row to a chunk of RCH; between chunks the warp moves
+ * whole chunks to and from the boundary row in global memory with
+ * coalesced accesses. The per-step global accesses of the other loop cost
+ * about 10% at 1024 rows on the H200 (bench/results): 64-bit addresses,
+ * bounds, the store's condition; here a block of four steps takes
+ * constant offsets from one base.
+ *
+ * Read ring entry (k mod 2 RCH) holds column index k (read by lane 0 at
+ * step k, prefetched at k - 1); entry 2 RCH repeats entry 0, so that a
+ * block's offsets never wrap. The chunk from column index k0 comes in at
+ * the start of the chunk of steps before it. Write ring entry (s mod RCH)
+ * holds step s's last row, column index s - (G - 1), and goes out after
+ * its chunk. The warp synchronises around each chunk's copies. */
+#if CPH_SEQ && CPH_SHUFFLE == 3 && CPH_G == 32 && !CPH_DOUBLE
+#define RING 1
+#else
+#define RING 0
+#endif
+#define RCH 32 /* steps per chunk */
+#if RING
+#define RING_IN(s, off) rin[((uint)(s) & (2 * RCH - 1)) + (off)]
+#define RING_OUT(s, R) rout[((uint)(s) & (RCH - 1)) + (R)]
+#else /* STEP's ring arms are dead code without rings, but must compile */
+#define RING_IN(s, off) ((real4)0)
+#define RING_OUT(s, R) bcur
+#endif
+#define RING_SYNC() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
+
+/* Columns k0 .. k0 + RCH - 1 (clamped) into read ring half h. */
+#define RING_LOAD(k0, h)                                                       \
+  {                                                                            \
+    const real4 v = bnd[min((uint)(k0) + lane, bound_cols - 1)];               \
+    rin[(h) * RCH + lane] = v;                                                 \
+    if ((h) == 0 && lane == 0)                                                 \
+      rin[2 * RCH] = v;                                                        \
+  }
+
+/* The write ring's first n entries, steps s0 .. s0 + n - 1, to the
+ * boundary row (columns from index 0 on), unless this is the last tile. */
+#define RING_STORE(s0, n)                                                      \
+  {                                                                            \
+    const int k = (int)(s0) + (int)lane - (G - 1);                             \
+    if (tile + 1 < ntiles && lane < (n) && k >= 0 && k < (int)bound_cols)      \
+      bnd[k] = rout[lane];                                                     \
   }
 
 #define TILE_STATE                                                             \
@@ -358,6 +421,28 @@ typedef float4 realv;
     FIRST_STEP(0u, 0, 0);                                                      \
     for (uint s = 0; s < nsteps; s += 4)                                       \
       BLOCK4(0, 0);                                                            \
+  }
+
+/* One tile, one round, the boundary row through the rings (RING). */
+#define TILE_STEPS_RING()                                                      \
+  {                                                                            \
+    TILE_STATE;                                                                \
+    RING_LOAD(0u, 0);                                                          \
+    RING_SYNC();                                                               \
+    FIRST_STEP(0u, 2, 0);                                                      \
+    for (uint s = 0; s < nsteps; s += 4) {                                     \
+      if ((s & (RCH - 1)) == 0) {                                              \
+        RING_SYNC();                                                           \
+        if (s)                                                                 \
+          RING_STORE(s - RCH, RCH);                                            \
+        RING_LOAD(s + RCH, (s / RCH + 1) & 1);                                 \
+        RING_SYNC();                                                           \
+      }                                                                        \
+      BLOCK4(2, 0);                                                            \
+    }                                                                          \
+    RING_SYNC();                                                               \
+    const uint last = (nsteps - 1) & ~(RCH - 1);                               \
+    RING_STORE(last, nsteps - last);                                           \
   }
 
 /* The same round where a tile, and a slot past the round's tiles, idles at
@@ -400,6 +485,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         const uint bound_cols, const int per_column,
         const uint coop /* tile slots, dividing the lane groups */) {
   __local realv emis[LG * SLOT_STRIDE];
+#if RING
+  __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
+#endif
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
@@ -409,6 +497,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint ppw = LG / coop; /* pairs per work-group */
   const uint tslot = slot / ppw, pslot = slot % ppw;
   const uint pair = get_group_id(0) * ppw + pslot;
+#if RING
+  __local real4 *const rin = ring_in[slot], *const rout = ring_out[slot];
+#endif
   const uint4 pr = pairs[pair];
   const uint R = pr.y, H = pr.w;
   const uint2 grp = groups[get_group_id(0)];
@@ -449,8 +540,13 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
       TILE_STEPS_SINGLE()
+#if RING /* the host runs CPH_SEQ variants with coop = 1 */
+    else
+      TILE_STEPS_RING()
+#else
     else
       TILE_STEPS_IDLE()
+#endif
 #else
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),

@@ -193,7 +193,8 @@ CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
 
 /* One read-length bin of a compute call: the pairs whose read has at most
  * `max_rows` bases (and more than the previous bin's) ran on `variant`;
- * the last bin also takes every longer read, tile after tile. Launches of
+ * the last bin also takes every longer read, tile after tile (a long-read
+ * variant's bin, "GxC/WG:long", has max_rows UINT32_MAX). Launches of
  * the double rescue count in their bins too (their pairs again). */
 typedef struct clphmm_bin_stats {
   uint32_t max_rows;

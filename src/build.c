@@ -19,9 +19,12 @@ void cph_diag_note(clphmm_diagnostics *d, const char *fmt, ...) {
 }
 
 void cph_variant_describe(const cph_variant *v, int dbl, char *buf, size_t n) {
-  snprintf(buf, n, "%ux%u/%u %s%s %s", v->g, v->c, v->wg,
-           cph_shuffle_name(v->shuffle), v->fma ? " fma" : "",
-           dbl ? "double" : "float");
+  char reg[16] = "";
+  if (v->maxreg)
+    snprintf(reg, sizeof reg, ":r%u", v->maxreg);
+  snprintf(buf, n, "%ux%u/%u%s%s %s%s %s", v->g, v->c, v->wg,
+           v->seq ? ":long" : "", reg, cph_shuffle_name(v->shuffle),
+           v->fma ? " fma" : "", dbl ? "double" : "float");
 }
 
 static clphmm_status build_failed(const cph_builder *b, cl_program prog,
@@ -54,8 +57,9 @@ static unsigned char *program_binary(cl_program prog, size_t *size) {
   return bin;
 }
 
-/* Kernel development aid: with CLPHMM_BUILD_LOG=FILE, append each build's
- * options and compiler log (register use with -cl-nv-verbose) to FILE. */
+/* Kernel development aid: with CLPHMM_BUILD_LOG=FILE, append each source
+ * build's options and compiler log, failed ones included (register use with
+ * -cl-nv-verbose) to FILE. */
 static void append_build_log(const cph_builder *b, cl_program prog,
                              const char *opts) {
   const char *path = getenv("CLPHMM_BUILD_LOG");
@@ -83,8 +87,62 @@ static void append_build_log(const cph_builder *b, cl_program prog,
   fclose(f);
 }
 
+static int from_binary(const cph_builder *b, const unsigned char *bin,
+                       size_t size, const char *opts, cl_program *out,
+                       char *why, size_t why_n);
+
+/* A variant's register cap (":rN") on NVIDIA, whose OpenCL compiler
+ * ignores -cl-nv-maxrregcount: the program binary is PTX text, so the cap
+ * goes in as a ".maxnreg" directive after the entry's ".reqntid" line and
+ * the program is rebuilt from that PTX (the binary cache then keeps the
+ * capped PTX). The long-read kernel needs it: left alone, the compiler
+ * gives it about 205 registers, which leaves room for 9 warps per
+ * multiprocessor instead of 12 at 168, and it runs slower (bench/results).
+ * A binary that is not PTX keeps its program; the diagnostics say so. */
+static clphmm_status cap_registers(const cph_builder *b, const char *opts,
+                                   unsigned maxreg, cl_program *prog) {
+  if (!maxreg)
+    return CLPHMM_SUCCESS;
+  size_t size;
+  unsigned char *bin = program_binary(*prog, &size);
+  const char *at =
+      bin && memchr(bin, '\0', size) ? strstr((char *)bin, ".reqntid") : NULL;
+  const char *eol = at ? strchr(at, '\n') : NULL;
+  if (!eol) {
+    free(bin);
+    cph_diag_note(b->diag,
+                  "register cap :r%u not applied: the program "
+                  "binary of %s is not PTX",
+                  maxreg, b->dev->info.name);
+    return CLPHMM_SUCCESS;
+  }
+  char dir[32];
+  const int dl = snprintf(dir, sizeof dir, ".maxnreg %u\n", maxreg);
+  const size_t cut = (size_t)(eol + 1 - (const char *)bin), n = size + dl;
+  unsigned char *ptx = malloc(n);
+  if (!ptx) {
+    free(bin);
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for the PTX");
+  }
+  memcpy(ptx, bin, cut);
+  memcpy(ptx + cut, dir, (size_t)dl);
+  memcpy(ptx + cut + dl, bin + cut, size - cut);
+  free(bin);
+  cl_program capped = NULL;
+  char why[256];
+  const int bad = from_binary(b, ptx, n, opts, &capped, why, sizeof why);
+  free(ptx);
+  if (bad)
+    return cph_error(CLPHMM_ERROR_BUILD_FAILED,
+                     "building the kernel with register cap :r%u: %s", maxreg,
+                     why);
+  cph_cl.ReleaseProgram(*prog);
+  *prog = capped;
+  return CLPHMM_SUCCESS;
+}
+
 static clphmm_status from_source(const cph_builder *b, const char *opts,
-                                 cl_program *out) {
+                                 unsigned maxreg, cl_program *out) {
   cph_sources s;
   clphmm_status st = cph_program_sources(&s);
   if (st)
@@ -98,14 +156,19 @@ static clphmm_status from_source(const cph_builder *b, const char *opts,
                        "creating the kernel program");
   b->diag->programs_compiled++;
   err = cph_cl.BuildProgram(prog, 1, &b->dev->id, opts, NULL, NULL);
+  append_build_log(b, prog, opts); /* failed builds too: their errors */
   if (err != CL_SUCCESS) {
     st = build_failed(b, prog, err, opts);
     cph_cl.ReleaseProgram(prog);
     return st;
   }
-  append_build_log(b, prog, opts);
   *out = prog;
-  return CLPHMM_SUCCESS;
+  st = cap_registers(b, opts, maxreg, out);
+  if (st) {
+    cph_cl.ReleaseProgram(*out);
+    *out = NULL;
+  }
+  return st;
 }
 
 /* Build a program from a cached binary; any failure just means "rebuild
@@ -220,7 +283,7 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
       return CLPHMM_SUCCESS;
   }
   cl_program prog = NULL;
-  st = from_source(b, opts, &prog);
+  st = from_source(b, opts, v->maxreg, &prog);
   if (st)
     return st;
   cl_int err;
@@ -248,7 +311,12 @@ void cph_kernel_save(const cph_builder *b, cph_kernel *k) {
 
 /* The smallest generic variant, within the device's work-group limit. */
 static cph_variant simplest(const cph_builder *b, const cph_variant *v) {
-  cph_variant s = {4, 4, 64, CPH_SHUFFLE_LOCAL, v->fma, v->scaled};
+  cph_variant s = {.g = 4,
+                   .c = 4,
+                   .wg = 64,
+                   .shuffle = CPH_SHUFFLE_LOCAL,
+                   .fma = v->fma,
+                   .scaled = v->scaled};
   while (s.wg > s.g && s.wg > b->dev->max_work_group_size)
     s.wg /= 2;
   return s;
@@ -256,7 +324,8 @@ static cph_variant simplest(const cph_builder *b, const cph_variant *v) {
 
 static int same_variant(const cph_variant *a, const cph_variant *b) {
   return a->g == b->g && a->c == b->c && a->wg == b->wg &&
-         a->shuffle == b->shuffle && a->fma == b->fma && a->scaled == b->scaled;
+         a->shuffle == b->shuffle && a->fma == b->fma &&
+         a->scaled == b->scaled && a->seq == b->seq && a->maxreg == b->maxreg;
 }
 
 clphmm_status cph_kernel_obtain(const cph_builder *b, const cph_variant *v,

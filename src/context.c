@@ -406,8 +406,9 @@ static void reset_stats(clphmm_context *ctx) {
   for (size_t i = 0; i < vs->n; i++) {
     const cph_variant *v = &vs->v[i];
     clphmm_bin_stats *b = &ctx->stats.bins[i];
-    b->max_rows = cph_variant_rows(v);
-    snprintf(b->variant, sizeof b->variant, "%ux%u/%u", v->g, v->c, v->wg);
+    b->max_rows = v->seq ? UINT32_MAX : cph_variant_rows(v);
+    snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
+             v->seq ? ":long" : "");
   }
 }
 

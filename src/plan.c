@@ -7,9 +7,23 @@
 #include "error.h"
 #include "tuning.h"
 
+/* By tile rows, the long-read variant last. */
 static int by_rows(const void *a, const void *b) {
-  unsigned ra = cph_variant_rows(a), rb = cph_variant_rows(b);
+  const cph_variant *x = a, *y = b;
+  if (x->seq != y->seq)
+    return x->seq - y->seq;
+  unsigned ra = cph_variant_rows(x), rb = cph_variant_rows(y);
   return (ra > rb) - (ra < rb);
+}
+
+/* Drop the long-read variant (double kernels derived from a float list
+ * keep concurrent tiles, which the double rescue of a few pairs needs). */
+static void drop_long(cph_variant_set *set) {
+  size_t k = 0;
+  for (size_t i = 0; i < set->n; i++)
+    if (!set->v[i].seq)
+      set->v[k++] = set->v[i];
+  set->n = k;
 }
 
 #define DOUBLE_MAX_C 8
@@ -19,7 +33,8 @@ static int by_rows(const void *a, const void *b) {
 static unsigned max_lanes(const cph_variant_set *set) {
   unsigned gmax = 0;
   for (size_t i = 0; i < set->n; i++)
-    gmax = set->v[i].g > gmax ? set->v[i].g : gmax;
+    if (!set->v[i].seq && set->v[i].g > gmax)
+      gmax = set->v[i].g;
   return gmax;
 }
 
@@ -36,6 +51,13 @@ static clphmm_status variants_of(const cph_device *dev,
   if (!cph_variants_parse(list, set, why, sizeof why))
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "variants '%s' (%s): %s",
                      list, c->key, why);
+  if (dbl && !c->entry.variants_double[0])
+    drop_long(set);
+  if (set->n == 1 && set->v[0].seq)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "variants '%s' (%s): a :long variant needs another "
+                     "variant for the reads that fit one tile",
+                     list, c->key);
   const unsigned vw = dbl ? 2 : 4;
   for (size_t i = 0; i < set->n; i++) {
     if (dbl && !c->entry.variants_double[0] && set->v[i].c > DOUBLE_MAX_C)
@@ -73,9 +95,11 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
 #define PLAN_STEP_ROWS 6
 
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
-  for (size_t i = 0; i < set->n; i++)
+  for (size_t i = 0; i < set->n && !set->v[i].seq; i++)
     if (rows <= cph_variant_rows(&set->v[i]))
       return i;
+  if (set->v[set->n - 1].seq) /* the long-read variant (sorted last) */
+    return set->n - 1;
   /* Longer than every tile: among the variants with the most lanes (the
    * long-read shapes), the one with the least estimated cost, then the one
    * with fewer tiles. A tile's step costs its C rows plus an overhead of
@@ -92,6 +116,7 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   for (size_t i = 0; i < set->n; i++) {
     const cph_variant *v = &set->v[i];
     const uint64_t t = cph_variant_rows(v);
+    /* (No long-read variant here: it would have been returned.) */
     const uint64_t padded = (rows + t - 1) / t * t;
     const uint64_t cost = padded * (v->c + PLAN_STEP_ROWS) * 1024 / v->c;
     if (v->g == gmax &&
@@ -108,8 +133,12 @@ void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {
   size_t u = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < set->n; i++) {
-    int w = snprintf(buf + u, n - u, "%s%ux%u/%u", i ? "," : "", set->v[i].g,
-                     set->v[i].c, set->v[i].wg);
+    const cph_variant *v = &set->v[i];
+    char reg[16] = "";
+    if (v->maxreg)
+      snprintf(reg, sizeof reg, ":r%u", v->maxreg);
+    int w = snprintf(buf + u, n - u, "%s%ux%u/%u%s%s", i ? "," : "", v->g, v->c,
+                     v->wg, v->seq ? ":long" : "", reg);
     if (w < 0 || (size_t)w >= n - u)
       return;
     u += (size_t)w;

@@ -38,10 +38,11 @@ int cph_shuffle_parse(const char *name) {
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
   snprintf(buf, n,
-           "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u "
-           "-DCPH_SCALED=%d -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
-           v->c, dbl, v->fma, v->g, cph_variant_scaled(v), (int)v->shuffle,
-           v->wg, extra && *extra ? " " : "", extra && *extra ? extra : "");
+           "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u -DCPH_MAXREG=%u "
+           "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
+           v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
+           (int)v->shuffle, v->wg, extra && *extra ? " " : "",
+           extra && *extra ? extra : "");
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -120,6 +121,8 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
   const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
   const size_t slot = 6 * sym_stride + (v->g < 8 ? v->g : 0);
   size_t bytes = (size_t)(wg / v->g) * slot * 16;
+  if (cph_variant_ring(v, dbl)) /* 2 RCH + 1 in, RCH out, RCH = 32 */
+    bytes += (size_t)(wg / v->g) * (3 * 32 + 1) * 4 * real;
   if (v->shuffle == CPH_SHUFFLE_LOCAL)
     bytes += (size_t)wg * (3 * real + 4);
   return bytes;
@@ -131,8 +134,8 @@ unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max) {
                         : v->shuffle == CPH_SHUFFLE_AMD  ? 64
                                                          : 1;
   unsigned w = 1;
-  while (w < tiles && lg % (2 * w) == 0 && (v->wg / (2 * w)) % warp == 0 &&
-         (!max || 2 * w <= max))
+  while (!v->seq && w < tiles && lg % (2 * w) == 0 &&
+         (v->wg / (2 * w)) % warp == 0 && (!max || 2 * w <= max))
     w *= 2;
   return w;
 }

@@ -27,9 +27,12 @@ typedef struct cph_variant {
   unsigned c;  /* read rows per lane */
   unsigned wg; /* work-group size, a multiple of g */
   cph_shuffle shuffle;
-  int fma;    /* fuse multiply-adds (see cl/pairhmm.cl) */
-  int scaled; /* with fma: the scaled form (float; double in float mode's
-                 rescue), else the fused form */
+  int fma;         /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int scaled;      /* with fma: the scaled form (float; double in float mode's
+                      rescue), else the fused form */
+  int seq;         /* long-read variant (":long"): only for reads longer than
+                      every other variant's tile, tiles one after the other */
+  unsigned maxreg; /* register cap (":rN", NVIDIA's PTX .maxnreg), 0: none */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
@@ -37,7 +40,7 @@ typedef struct cph_variant {
  * groups (it must divide them) and `max` (0: no limit). Each slot takes
  * whole warps or wavefronts for the backends whose kernels idle slots
  * with branches around the shuffles (NVIDIA, AMD). 1 runs the tiles one
- * after the other. */
+ * after the other, as long-read variants always do. */
 unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
 
 /* Whether the kernel of `v` uses the scaled arithmetic form, which returns
@@ -51,9 +54,15 @@ static inline unsigned cph_variant_rows(const cph_variant *v) {
   return v->g * v->c;
 }
 
+/* Whether the kernel of `v` passes the boundary row of long reads through
+ * local memory rings (cl/pairhmm.cl, RING). */
+static inline int cph_variant_ring(const cph_variant *v, int dbl) {
+  return v->seq && v->shuffle == CPH_SHUFFLE_NVIDIA && v->g == 32 && !dbl;
+}
+
 /* Local memory the kernel of `v` declares with work-groups of `wg` (the
- * emission table and, for the local backend, the exchange arrays). Mirrors
- * the layout in cl/pairhmm.cl and cl/shuffle.cl. */
+ * emission table, the rings and, for the local backend, the exchange
+ * arrays). Mirrors the layout in cl/pairhmm.cl and cl/shuffle.cl. */
 size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl);
 
 /* `v` with its work-group size halved (in whole lane groups) until its

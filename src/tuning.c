@@ -13,10 +13,15 @@
 #define ANY CPH_TUNING_ANY_TYPE
 #define DEF CPH_TUNING_DEFAULT
 
-/* Measured on the H200 (bench/sweep.sh, bench/results); see the entry. */
+/* Measured on the H200 (bench/sweep.sh, bench/results); see the entry.
+ * Reads longer than 768 rows run on 32x16/32:long:r168: tiles one after
+ * the other with the boundary row in local memory, registers capped at
+ * 168 for 12 warps per multiprocessor (3.15 TCUPS float pass at 1024
+ * bases, 2.98 with the boundary row in global memory;
+ * bench/results/nvidia-h200-2026-11-21-peak-long.txt). */
 #define H200_VARIANTS                                                          \
   "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,16x16/128,"            \
-  "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128"
+  "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128,32x16/32:long:r168"
 /* Double: long reads tile 32x8/128, whose four lane groups run four tiles
  * at once; 32x12/64 holds two (with it: 0.78 instead of 1.03 TCUPS at 1024
  * bases, and a slower float rescue). */
@@ -76,6 +81,33 @@ static const cph_tuning_entry builtin[] = {
 
 #define DEFAULT_WG 64
 
+/* A variant's optional suffixes: ":long" (the long-read variant) and
+ * ":rN" (register cap, 32..255). */
+static int parse_suffixes(const char **pp, cph_variant *v, char *why,
+                          size_t why_n) {
+  const char *p = *pp;
+  while (*p == ':') {
+    char *end;
+    if (!strncmp(p + 1, "long", 4) && (p[5] == ':' || p[5] == ',' || !p[5])) {
+      v->seq = 1;
+      p += 5;
+    } else if (p[1] == 'r' && isdigit((unsigned char)p[2])) {
+      unsigned long r = strtoul(p + 2, &end, 10);
+      if (r < 32 || r > 255) {
+        snprintf(why, why_n, "register caps (:rN) must be 32..255");
+        return 0;
+      }
+      v->maxreg = (unsigned)r;
+      p = end;
+    } else {
+      snprintf(why, why_n, "unknown suffix '%.12s' (known: :long, :rN)", p);
+      return 0;
+    }
+  }
+  *pp = p;
+  return 1;
+}
+
 int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
                        size_t why_n) {
   set->n = 0;
@@ -110,8 +142,15 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
       snprintf(why, why_n, "more than %d variants", CPH_MAX_VARIANTS);
       return 0;
     }
-    set->v[set->n++] =
-        (cph_variant){(unsigned)g, (unsigned)c, (unsigned)wg, 0, 0, 0};
+    cph_variant v = {.g = (unsigned)g, .c = (unsigned)c, .wg = (unsigned)wg};
+    if (!parse_suffixes(&p, &v, why, why_n))
+      return 0;
+    for (size_t i = 0; i < set->n && v.seq; i++)
+      if (set->v[i].seq) {
+        snprintf(why, why_n, "more than one :long variant");
+        return 0;
+      }
+    set->v[set->n++] = v;
     if (*p == ',' && p[1])
       p++;
     else if (*p)
@@ -121,8 +160,8 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     return 1;
 bad:
   snprintf(why, why_n,
-           "not a list like 8x4,16x8/64 (lanes x rows per lane [/ "
-           "work-group size])");
+           "not a list like 8x4,16x8/64,32x16/32:long:r168 (lanes x rows "
+           "per lane [/ work-group size] [:long] [:r register cap])");
   return 0;
 }
 

@@ -63,7 +63,9 @@ typedef struct cph_tuning_choice {
   char file[1024];        /* the override file consulted, "" if none */
 } cph_tuning_choice;
 
-/* Parse a variant list "GxC[/WG],..." into `set` (unsorted). On failure
+/* Parse a variant list "GxC[/WG][:long][:rN],..." into `set` (unsorted):
+ * ":long" marks the variant for reads longer than every other variant's
+ * tile (at most one), ":rN" caps its registers at N (NVIDIA). On failure
  * returns 0 and says why in `why`. */
 int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
                        size_t why_n);

@@ -2,8 +2,8 @@
  * every variant the context selects (each read-length bin, tile edges +-1,
  * multi-tile reads), both precisions, N and lowercase bases, qualities
  * 0..127, reads longer than haplotypes, pairs that need the double rescue,
- * chunked launches, determinism, concurrent tiles of long reads, and a
- * 20,000 x 30,000 pair.
+ * chunked launches, determinism, concurrent tiles of long reads, a
+ * long-read variant, and a 20,000 x 30,000 pair.
  *
  * Exit 77 (skip) when no OpenCL device exists, unless
  * CLPHMM_TEST_REQUIRE_DEVICE is set (CI sets it: PoCL must be there). */
@@ -385,16 +385,6 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
-/* A 20,000-base read against a 30,000-base haplotype (read taken from the
- * haplotype with substitutions so the likelihood is meaningful). */
-static void test_long(clphmm_context *ctx, test_rng *rng) {
-  gen g = {0};
-  size_t len = 20000;
-  add_batch(&g, rng, &len, 1, 1, 30000, 30000, 1, 0);
-  compare(ctx, &g, "20,000 x 30,000");
-  gen_free(&g);
-}
-
 static int open_context(clphmm_precision p, clphmm_context **ctx) {
   clphmm_options o;
   clphmm_options_init(&o);
@@ -406,6 +396,63 @@ static int open_context(clphmm_precision p, clphmm_context **ctx) {
   }
   CHECK_STATUS(st, CLPHMM_SUCCESS, NULL);
   return st == CLPHMM_SUCCESS ? 1 : -1;
+}
+
+/* A long-read variant (":long", here with a register cap) given through
+ * CLPHMM_VARIANTS: every read longer than the other variants' 64 rows runs
+ * on it, tile after tile (on NVIDIA in float, with the boundary row in
+ * local memory rings: 32 lanes, chunks of 32 steps, so haplotype lengths
+ * around chunk edges and pairs of different lengths in one work-group). */
+static void test_long_variant(clphmm_precision p, test_rng *rng) {
+  const char *saved = getenv("CLPHMM_VARIANTS");
+  char *keep = saved ? strdup(saved) : NULL;
+  setenv("CLPHMM_VARIANTS", "4x4/64,8x8/64,32x8/32:long:r128", 1);
+  clphmm_context *ctx = NULL;
+  const int ok = open_context(p, &ctx);
+  if (keep)
+    setenv("CLPHMM_VARIANTS", keep, 1);
+  else
+    unsetenv("CLPHMM_VARIANTS");
+  free(keep);
+  if (ok <= 0)
+    return;
+  const cph_variant_set *vs = vset(ctx);
+  const int has_long = vs->v[vs->n - 1].seq;
+  CHECK(has_long == (p == CLPHMM_PRECISION_FLOAT),
+        "long-read variant in the %s set: %d", p ? "double" : "float",
+        has_long);
+  gen g = {0};
+  static const size_t lens[] = {65, 255, 256, 257, 511, 700, 1000, 1500};
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+    size_t len = lens[i];
+    add_batch(&g, rng, &len, 1, 3, 1, (unsigned)len + 70, 1, 0);
+  }
+  static const unsigned haps[] = {1, 31, 32, 33, 63, 64, 65, 97};
+  for (size_t i = 0; i < sizeof haps / sizeof *haps; i++) {
+    size_t len = 300;
+    add_batch(&g, rng, &len, 1, 1, haps[i], haps[i], 1, 0);
+  }
+  compare(ctx, &g, "long-read variant");
+  clphmm_stats st;
+  CHECK_STATUS(clphmm_context_stats(ctx, &st), CLPHMM_SUCCESS, ctx);
+  const clphmm_bin_stats *last = &st.bins[st.n_bins - 1];
+  if (has_long)
+    CHECK(last->max_rows == UINT32_MAX && strstr(last->variant, ":long") &&
+              last->pairs == 8 * 3 + 8,
+          "long-read bin: %s, max_rows %u, %llu pairs", last->variant,
+          last->max_rows, (unsigned long long)last->pairs);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
+}
+
+/* A 20,000-base read against a 30,000-base haplotype (read taken from the
+ * haplotype with substitutions so the likelihood is meaningful). */
+static void test_long(clphmm_context *ctx, test_rng *rng) {
+  gen g = {0};
+  size_t len = 20000;
+  add_batch(&g, rng, &len, 1, 1, 30000, 30000, 1, 0);
+  compare(ctx, &g, "20,000 x 30,000");
+  gen_free(&g);
 }
 
 int main(void) {
@@ -437,6 +484,7 @@ int main(void) {
     if (!getenv("CLPHMM_TEST_SKIP_LONG"))
       test_long(ctx, &rng);
     clphmm_context_destroy(ctx);
+    test_long_variant(modes[m], &rng);
   }
   return test_finish();
 }

@@ -117,7 +117,8 @@ static void test_builtin_chain(void) {
   c = choose(&acc, NULL);
   CHECK(!strcmp(c.key, "generic") && c.entry.fma == 0,
         "accelerator: the generic entry: %s", c.key);
-  /* Every built-in entry parses and has increasing capacities. */
+  /* Every built-in entry parses and has increasing capacities (the
+   * long-read variant, last, aside). */
   const cph_tuning_device *all[] = {&h200, &a100, &mi, &arc, &cpu, &acc};
   for (size_t i = 0; i < 6; i++) {
     c = choose(all[i], NULL);
@@ -127,7 +128,9 @@ static void test_builtin_chain(void) {
     CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s", all[i]->name,
           ok ? "" : why);
     for (size_t k = 1; ok && k < set.n; k++)
-      CHECK(cph_variant_rows(&set.v[k]) > cph_variant_rows(&set.v[k - 1]),
+      CHECK(set.v[k].seq
+                ? k + 1 == set.n
+                : cph_variant_rows(&set.v[k]) > cph_variant_rows(&set.v[k - 1]),
             "built-in variants of %s by increasing rows", all[i]->name);
   }
 }
@@ -482,6 +485,37 @@ static void test_bins(void) {
           "%u rows: got %ux%u, want %ux%u", cases[i].rows, v->g, v->c,
           cases[i].g, cases[i].c);
   }
+  /* A long-read variant (":long", sorted last) serves every read longer
+   * than the other variants' tiles; its register cap rides along. */
+  CHECK(cph_variants_parse("4x16/128,32x16/128,32x24/128,32x16/32:long:r168",
+                           &set, why, sizeof why),
+        "parse: %s", why);
+  static const struct {
+    uint32_t rows;
+    unsigned c, wg;
+    int seq;
+  } lcases[] = {{64, 16, 128, 0}, {512, 16, 128, 0}, {768, 24, 128, 0},
+                {769, 16, 32, 1}, {1024, 16, 32, 1}, {2048, 16, 32, 1}};
+  for (size_t i = 0; i < sizeof lcases / sizeof *lcases; i++) {
+    const cph_variant *v = &set.v[cph_plan_bin(&set, lcases[i].rows)];
+    CHECK(v->c == lcases[i].c && v->wg == lcases[i].wg &&
+              v->seq == lcases[i].seq && v->maxreg == (v->seq ? 168u : 0u),
+          "%u rows: got %ux%u/%u seq %d r%u", lcases[i].rows, v->g, v->c, v->wg,
+          v->seq, v->maxreg);
+  }
+  char text[256];
+  cph_plan_format(&set, text, sizeof text);
+  CHECK(!strcmp(text, "4x16/128,32x16/128,32x24/128,32x16/32:long:r168"),
+        "format: %s", text);
+  static const char *const bad[] = {
+      "32x16:long,32x8:long", "32x16:bogus", "32x16:r7",
+      "32x16:r168x",          "32x16:r",     "32x16:longer"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    CHECK(!cph_variants_parse(bad[i], &set, why, sizeof why), "'%s' parsed",
+          bad[i]);
+  CHECK(!cph_variants_parse("32x16:long,32x8:long", &set, why, sizeof why) &&
+            strstr(why, "more than one :long"),
+        "two long variants: %s", why);
   /* The double table's long-read shapes: 384-row tiles beat 256-row ones
    * even with some padding; 512 rows stay on two 256-row tiles. */
   CHECK(cph_variants_parse("16x8/64,32x8/128,32x12/64", &set, why, sizeof why),
@@ -507,20 +541,27 @@ static void test_coop(void) {
     uint32_t tiles;
     unsigned max, want;
   } cases[] = {
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 1, 0, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 2, 0, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 3, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 2, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 1, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 3, 2},
-      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 1}, 5, 0, 2},
-      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1}, 40, 0, 4},
-      {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1}, 40, 0, 2},
-      {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0}, 7, 0, 8},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0}, 40, 0, 8},
-      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0}, 40, 0, 8}, /* 24 lane groups */
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 1, 0, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 2, 0, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 3, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 2, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 1, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 3, 2},
+      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 5, 0, 2},
+      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 0, 4},
+      {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1, 0, 0}, 40, 0, 2},
+      {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1, 0, 0}, 40, 0, 1},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 7, 0, 8},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 40, 0, 8},
+      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0},
+       40,
+       0,
+       8}, /* 24 lane groups */
+      /* Long-read variants run their tiles one after the other. */
+      {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168}, 2, 0, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0}, 40, 0, 1},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 1, 0}, 40, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;
