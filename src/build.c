@@ -87,17 +87,42 @@ static void append_build_log(const cph_builder *b, cl_program prog,
   fclose(f);
 }
 
+/* Build a program from a cached binary; any failure just means "rebuild
+ * from source" (the caller deletes the entry). */
 static int from_binary(const cph_builder *b, const unsigned char *bin,
                        size_t size, const char *opts, cl_program *out,
-                       char *why, size_t why_n);
+                       char *why, size_t why_n) {
+  cl_int err, bin_status = CL_SUCCESS;
+  cl_program prog = cph_cl.CreateProgramWithBinary(b->cl, 1, &b->dev->id, &size,
+                                                   &bin, &bin_status, &err);
+  if (err == CL_SUCCESS && bin_status != CL_SUCCESS)
+    err = bin_status;
+  if (err != CL_SUCCESS) {
+    if (prog)
+      cph_cl.ReleaseProgram(prog);
+    snprintf(why, why_n, "clCreateProgramWithBinary failed with %s (%d)",
+             cph_cl_error_name(err), (int)err);
+    return -1;
+  }
+  err = cph_cl.BuildProgram(prog, 1, &b->dev->id, opts, NULL, NULL);
+  if (err != CL_SUCCESS) {
+    cph_cl.ReleaseProgram(prog);
+    snprintf(why, why_n, "clBuildProgram of the binary failed with %s (%d)",
+             cph_cl_error_name(err), (int)err);
+    return -1;
+  }
+  *out = prog;
+  return 0;
+}
 
 /* A variant's register cap (":rN") on NVIDIA, whose OpenCL compiler
  * ignores -cl-nv-maxrregcount: the program binary is PTX text, so the cap
  * goes in as a ".maxnreg" directive after the entry's ".reqntid" line and
  * the program is rebuilt from that PTX (the binary cache then keeps the
  * capped PTX). The long-read kernel needs it: left alone, the compiler
- * gives it about 205 registers, which leaves room for 9 warps per
- * multiprocessor instead of 12 at 168, and it runs slower (bench/results).
+ * gives it 193 registers, which leaves room for 9 warps per multiprocessor
+ * instead of 12 at 168, and its float pass at 1024 bases runs at 2.88
+ * instead of 3.15 TCUPS (bench/results).
  * A binary that is not PTX keeps its program; the diagnostics say so. */
 static clphmm_status cap_registers(const cph_builder *b, const char *opts,
                                    unsigned maxreg, cl_program *prog) {
@@ -169,34 +194,6 @@ static clphmm_status from_source(const cph_builder *b, const char *opts,
     *out = NULL;
   }
   return st;
-}
-
-/* Build a program from a cached binary; any failure just means "rebuild
- * from source" (the caller deletes the entry). */
-static int from_binary(const cph_builder *b, const unsigned char *bin,
-                       size_t size, const char *opts, cl_program *out,
-                       char *why, size_t why_n) {
-  cl_int err, bin_status = CL_SUCCESS;
-  cl_program prog = cph_cl.CreateProgramWithBinary(b->cl, 1, &b->dev->id, &size,
-                                                   &bin, &bin_status, &err);
-  if (err == CL_SUCCESS && bin_status != CL_SUCCESS)
-    err = bin_status;
-  if (err != CL_SUCCESS) {
-    if (prog)
-      cph_cl.ReleaseProgram(prog);
-    snprintf(why, why_n, "clCreateProgramWithBinary failed with %s (%d)",
-             cph_cl_error_name(err), (int)err);
-    return -1;
-  }
-  err = cph_cl.BuildProgram(prog, 1, &b->dev->id, opts, NULL, NULL);
-  if (err != CL_SUCCESS) {
-    cph_cl.ReleaseProgram(prog);
-    snprintf(why, why_n, "clBuildProgram of the binary failed with %s (%d)",
-             cph_cl_error_name(err), (int)err);
-    return -1;
-  }
-  *out = prog;
-  return 0;
 }
 
 static int make_kernel(cl_program prog, cl_kernel *k, cl_int *err) {

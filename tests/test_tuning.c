@@ -554,10 +554,8 @@ static void test_coop(void) {
       {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1, 0, 0}, 40, 0, 1},
       {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 7, 0, 8},
       {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 40, 0, 8},
-      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0},
-       40,
-       0,
-       8}, /* 24 lane groups */
+      /* 24 lane groups */
+      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 40, 0, 8},
       /* Long-read variants run their tiles one after the other. */
       {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168}, 2, 0, 1},
       {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0}, 40, 0, 1},
