@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Variant sweep: for each read length L (read = haplotype = L), time each
 # candidate variant list on DEVICE (CLPHMM_VARIANTS) and print kernel TCUPS.
-# Used to fill the built-in variant tables in src/plan.c.
+# Used to fill the built-in variant tables in src/tuning/plan.c.
 #
 #   bench/sweep.sh DEVICE CELLS "L:GxC/WG GxC/WG ...;L:..."
 #   e.g. bench/sweep.sh gpu 3e9 "128:16x8/128 8x16/128;512:32x16/128"

@@ -1,5 +1,5 @@
 # clphmm-bench: the variant table and tuning-file code (test_tuning, a C
-# test of src/tuning.c and the public plan functions) and the command end to
+# test of src/tuning/tuning.c and the public plan functions) and the command end to
 # end (test_bench.sh), whose JSON output json_check validates.
 clphmm_add_test(test_tuning)
 add_executable(json_check json_check.c)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clapi.h"
+#include "opencl/clapi.h"
 
 #define SHIM_API __attribute__((visibility("default")))
 #define MAX_RULES 16

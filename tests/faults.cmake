@@ -16,7 +16,7 @@ target_compile_definitions(test_faults PRIVATE
 target_link_libraries(test_faults PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(test_faults cph_clshim)
 # PoCL shares program binaries between processes only with its own kernel
-# cache on (src/cache.c says why): that cache stays in the build tree.
+# cache on (src/opencl/cache.c says why): that cache stays in the build tree.
 set(CLPHMM_FAULTS_ENV ${CLPHMM_TEST_ENV})
 list(REMOVE_ITEM CLPHMM_FAULTS_ENV "POCL_KERNEL_CACHE=0")
 list(APPEND CLPHMM_FAULTS_ENV "POCL_KERNEL_CACHE=1"

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
-#include "reference.h"
+#include "engine/context.h"
+#include "reference/reference.h"
 #include "test_util.h"
 
 #define LEVEL_DOUBLE 1e-7

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cache.h"
-#include "context.h"
+#include "opencl/cache.h"
+#include "engine/context.h"
 #include "test_util.h"
 #include "workload.h"
 
@@ -219,7 +219,7 @@ static void test_disabled(void) {
     setenv("CLPHMM_CACHE_DIR", keep, 1);
   else
     unsetenv("CLPHMM_CACHE_DIR");
-  /* PoCL cannot share binaries without its own cache (src/cache.c). */
+  /* PoCL cannot share binaries without its own cache (src/opencl/cache.c). */
   const char *pocl = getenv("POCL_KERNEL_CACHE");
   snprintf(keep, sizeof keep, "%s", pocl ? pocl : "");
   setenv("POCL_KERNEL_CACHE", "0", 1);

@@ -1,4 +1,4 @@
-/* Tests of the file readers (src/io.c): fixtures, quality decoding,
+/* Tests of the file readers (src/io/io.c): fixtures, quality decoding,
  * whitespace tolerance, and one check per class of bad input. */
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 
 #include "clphmm.h"
 #include "test_util.h"
-#include "validate.h"
+#include "model/validate.h"
 
 /* A string literal as (data, size), embedded NULs included. */
 #define MEM(s) (s), (sizeof(s) - 1)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "clphmm.h"
-#include "context.h"
+#include "engine/context.h"
 #include "test_util.h"
 
 #define N_READS 4

@@ -1,5 +1,5 @@
-/* Tests of the probability model (src/model.c) and the base/quality
- * validation helpers (src/validate.h): phred tables, the quantised
+/* Tests of the probability model (src/model/model.c) and the base/quality
+ * validation helpers (src/model/validate.h): phred tables, the quantised
  * match-to-match table, per-row parameters, base codes, the final log10
  * conversion and the rescue threshold. Expected values are derived here
  * from the formulas of PAIRHMM_SPEC sections 2-4 and 10. */
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "test_util.h"
-#include "validate.h"
+#include "model/validate.h"
 
 /* Index of T(hi, lo) in the packed triangular table (spec 3.1). */
 static size_t tri_index(unsigned a, unsigned b) {

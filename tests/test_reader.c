@@ -1,5 +1,5 @@
-/* Tests of the streaming reader (clphmm_reader_*, src/io.c) and of its line
- * source (src/linesrc.c): chunks concatenate to the whole file under every
+/* Tests of the streaming reader (clphmm_reader_*, src/io/io.c) and of its line
+ * source (src/io/linesrc.c): chunks concatenate to the whole file under every
  * bound, chunks respect their bounds, errors are sticky, stream buffering
  * (lines longer than the first buffer, lines across refills) gives the same
  * batches as memory, over-long lines and binary data are refused. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "clphmm.h"
-#include "linesrc.h"
+#include "io/linesrc.h"
 #include "test_util.h"
 
 /* ---- Helpers ------------------------------------------------------------- */

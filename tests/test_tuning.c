@@ -1,4 +1,4 @@
-/* Tests of the variant table (src/tuning.c) and its public face: the
+/* Tests of the variant table (src/tuning/tuning.c) and its public face: the
  * built-in fallback chain (name > architecture > vendor > type > generic)
  * on fake devices, the tuning file format and every class of malformed
  * line, the precedence environment > file > built-in, the file's location,
@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "clphmm.h"
-#include "error.h"
+#include "base/error.h"
 #include "test_util.h"
-#include "tuning.h"
+#include "tuning/tuning.h"
 
 static char tmpdir[256];
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "fuzz_common.h"
-#include "io.h"
+#include "io/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

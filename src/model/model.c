@@ -1,0 +1,200 @@
+#include "model/model.h"
+
+#include <math.h>
+#include <pthread.h>
+
+#include "model/validate.h"
+
+/* Jacobian log table: J[k] = log10(1 + 10^(-k * 0.0001)), k = 0..80000. */
+#define JACOBIAN_STEP 0.0001
+#define JACOBIAN_MAX 8.0
+/* (int)(JACOBIAN_MAX / JACOBIAN_STEP) + 1, as both implementations size it */
+#define JACOBIAN_SIZE 80001
+
+static double jacobian_d[JACOBIAN_SIZE];
+static float jacobian_f[JACOBIAN_SIZE];
+static cph_tables_f tables_gkl_f;
+static cph_tables_d tables_gkl_d;
+static cph_tables_d tables_java_d;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static int fast_round_d(double d) {
+  return d > 0.0 ? (int)(d + 0.5) : (int)(d - 0.5);
+}
+
+static int fast_round_f(float d) {
+  return d > 0.0f ? (int)(d + 0.5f) : (int)(d - 0.5f);
+}
+
+/* approxSum in double (Java MathUtils / GKL Context<double>). Arguments
+ * are finite here, so the infinity checks of both never trigger. */
+static double approx_sum_d(double a, double b) {
+  double lo = a < b ? a : b, hi = a < b ? b : a;
+  double diff = hi - lo;
+  if (diff >= JACOBIAN_MAX)
+    return hi;
+  return hi + jacobian_d[fast_round_d(diff * (1.0 / JACOBIAN_STEP))];
+}
+
+/* approxSum in float (GKL Context<float>). */
+static float approx_sum_f(float a, float b) {
+  float lo = a < b ? a : b, hi = a < b ? b : a;
+  float diff = hi - lo;
+  if (diff >= (float)JACOBIAN_MAX)
+    return hi;
+  return hi + jacobian_f[fast_round_f(diff * (float)(1.0 / JACOBIAN_STEP))];
+}
+
+/* 1 - 10^s via log1p, as both implementations build matchToMatch. */
+static double one_minus_pow10(double s, double inv_ln10) {
+  double p = pow(10.0, s);
+  return pow(10.0, log1p(-(p < 1.0 ? p : 1.0)) * inv_ln10);
+}
+
+static void build_tables(void) {
+  for (int k = 0; k < JACOBIAN_SIZE; k++) {
+    jacobian_d[k] = log10(1.0 + pow(10.0, -((double)k) * JACOBIAN_STEP));
+    jacobian_f[k] = (float)jacobian_d[k];
+  }
+  const double java_inv_ln10 = 1.0 / log(10.0);
+  const double gkl_inv_ln10 = 0.434294; /* GKL's truncated constant */
+  for (int q = 0; q < CPH_NQUAL; q++) {
+    tables_gkl_f.ph2pr[q] = powf(10.f, -((float)q) / 10.f);
+    tables_gkl_d.ph2pr[q] = pow(10.0, -((double)q) / 10.0);
+    tables_java_d.ph2pr[q] = pow(10.0, q / -10.0);
+  }
+  for (int hi = 0, off = 0; hi < CPH_NQUAL; off += ++hi) {
+    for (int lo = 0; lo <= hi; lo++) {
+      double sd = approx_sum_d(-0.1 * hi, -0.1 * lo);
+      float sf = approx_sum_f((float)-0.1 * (float)hi, (float)-0.1 * (float)lo);
+      tables_java_d.mm[off + lo] = one_minus_pow10(sd, java_inv_ln10);
+      tables_gkl_d.mm[off + lo] = one_minus_pow10(sd, gkl_inv_ln10);
+      tables_gkl_f.mm[off + lo] = (float)one_minus_pow10(sf, gkl_inv_ln10);
+    }
+  }
+}
+
+const cph_tables_f *cph_tables_gkl_float(void) {
+  pthread_once(&tables_once, build_tables);
+  return &tables_gkl_f;
+}
+
+const cph_tables_d *cph_tables_double(cph_flavor flavor) {
+  pthread_once(&tables_once, build_tables);
+  return flavor == CPH_JAVA_DOUBLE ? &tables_java_d : &tables_gkl_d;
+}
+
+static size_t mm_index(unsigned ins, unsigned del) {
+  unsigned hi = ins > del ? ins : del, lo = ins > del ? del : ins;
+  return (size_t)hi * (hi + 1) / 2 + lo;
+}
+
+void cph_rows_float(const clphmm_read *read, cph_row_f *rows) {
+  const cph_tables_f *t = cph_tables_gkl_float();
+  for (size_t k = 0; k < read->length; k++) {
+    unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
+    unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
+    cph_row_f *r = &rows[k];
+    r->mm = t->mm[mm_index(i, d)];
+    r->gapm = 1.0f - t->ph2pr[c];
+    r->mx = t->ph2pr[i];
+    r->xx = t->ph2pr[c];
+    r->my = t->ph2pr[d];
+    r->yy = t->ph2pr[c];
+    r->match = 1.0f - t->ph2pr[q];
+    r->mismatch = t->ph2pr[q] / 3.0f;
+  }
+}
+
+/* The scaled form's constants of row k (b, g, a) from its probabilities,
+ * in double, and its running product P; the row above the first has
+ * M = X = 0, Y = K/H and mm = mx = my = 1. */
+typedef struct scaled_walk {
+  double pmm, pmx, pmy, prod;
+} scaled_walk;
+
+static void scaled_step(scaled_walk *w, double mm, double gapm, double mx,
+                        double my, double gg, double coef[3]) {
+  /* mm = 0 (insertion and deletion qualities both 0) gives infinities: the
+   * pair's sum is then not finite and the pair is recomputed without this
+   * form. */
+  coef[0] = gapm * w->pmx / (mm * w->pmm);
+  coef[1] = gapm * w->pmy / mm;
+  coef[2] = gg * w->pmx / (mx * w->pmm);
+  w->prod *= mm;
+  w->pmm = mm;
+  w->pmx = mx;
+  w->pmy = my;
+}
+
+void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
+                     double *wx) {
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  scaled_walk w = {1.0, 1.0, 1.0, 1.0};
+  for (size_t k = 0; k < read->length; k++) {
+    unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
+    unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
+    const size_t mi = mm_index(i, d);
+    /* GKL's tables of each precision (float mode computes gapm in float). */
+    const double mm = dbl ? td->mm[mi] : tf->mm[mi];
+    const double gapm = dbl ? 1.0 - td->ph2pr[c] : 1.0f - tf->ph2pr[c];
+    const double mx = dbl ? td->ph2pr[i] : tf->ph2pr[i];
+    const double my = dbl ? td->ph2pr[d] : tf->ph2pr[d];
+    const double gg = dbl ? td->ph2pr[c] : tf->ph2pr[c];
+    if (k + 1 == read->length) {
+      *wm = w.prod * mm; /* P_R */
+      *wx = w.prod * mx; /* P_R-1 mx_R */
+    }
+    double coef[3];
+    scaled_step(&w, mm, gapm, mx, my, gg, coef);
+    if (dbl) {
+      cph_row_ds *r = &((cph_row_ds *)rows)[k];
+      *r = (cph_row_ds){.b = coef[0],
+                        .g = coef[1],
+                        .a = coef[2],
+                        .gg = gg,
+                        .match = 1.0 - td->ph2pr[q],
+                        .mismatch = td->ph2pr[q] / 3.0};
+    } else {
+      cph_row_fs *r = &((cph_row_fs *)rows)[k];
+      *r = (cph_row_fs){.b = (float)coef[0],
+                        .g = (float)coef[1],
+                        .a = (float)coef[2],
+                        .gg = (float)gg,
+                        .match = 1.0f - tf->ph2pr[q],
+                        .mismatch = tf->ph2pr[q] / 3.0f};
+    }
+  }
+}
+
+void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
+                     cph_row_d *rows) {
+  const cph_tables_d *t = cph_tables_double(flavor);
+  for (size_t k = 0; k < read->length; k++) {
+    unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
+    unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
+    cph_row_d *r = &rows[k];
+    r->mm = t->mm[mm_index(i, d)];
+    r->gapm = 1.0 - t->ph2pr[c];
+    r->mx = t->ph2pr[i];
+    r->xx = t->ph2pr[c];
+    r->my = t->ph2pr[d];
+    r->yy = t->ph2pr[c];
+    r->match = 1.0 - t->ph2pr[q];
+    r->mismatch = t->ph2pr[q] / 3.0;
+  }
+}
+
+void cph_encode_bases(const char *bases, size_t length, uint8_t *codes) {
+  for (size_t i = 0; i < length; i++)
+    codes[i] = cph_base_code((unsigned char)bases[i]);
+}
+
+double cph_log10_float(float sum) {
+  return (double)(log10f(sum) - log10f(CPH_SCALE_FLOAT));
+}
+
+double cph_log10_double(double sum) {
+  return log10(sum) - log10(CPH_SCALE_DOUBLE);
+}

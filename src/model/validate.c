@@ -1,0 +1,156 @@
+#include "model/validate.h"
+
+#include "base/error.h"
+
+/* Printable form of a byte for messages. */
+static void byte_repr(unsigned char b, char out[8]) {
+  if (b >= 0x21 && b < 0x7f) {
+    out[0] = '\'';
+    out[1] = (char)b;
+    out[2] = '\'';
+    out[3] = '\0';
+  } else {
+    static const char hex[] = "0123456789abcdef";
+    out[0] = '0';
+    out[1] = 'x';
+    out[2] = hex[b >> 4];
+    out[3] = hex[b & 15];
+    out[4] = '\0';
+  }
+}
+
+static clphmm_status check_bases(const char *bases, size_t len,
+                                 const char *what, size_t b, size_t idx) {
+  if (len > 0 && !bases)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batch %zu, %s %zu: bases is NULL but length is %zu", b,
+                     what, idx, len);
+  for (size_t i = 0; i < len; i++) {
+    if (cph_base_code((unsigned char)bases[i]) == CPH_BASE_INVALID) {
+      char rep[8];
+      byte_repr((unsigned char)bases[i], rep);
+      return cph_error(CLPHMM_ERROR_INVALID_BASE,
+                       "batch %zu, %s %zu, position %zu: invalid base %s "
+                       "(expected A, C, G, T or N)",
+                       b, what, idx, i, rep);
+    }
+  }
+  return CLPHMM_SUCCESS;
+}
+
+static clphmm_status check_quals(const uint8_t *q, size_t len,
+                                 const char *field, size_t b, size_t r) {
+  if (len > 0 && !q)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batch %zu, read %zu: %s is NULL but length is %zu", b, r,
+                     field, len);
+  for (size_t i = 0; i < len; i++)
+    if (q[i] > CPH_MAX_QUAL)
+      return cph_error(CLPHMM_ERROR_INVALID_QUALITY,
+                       "batch %zu, read %zu, position %zu: %s %u is out of "
+                       "range (phred 0..127)",
+                       b, r, i, field, (unsigned)q[i]);
+  return CLPHMM_SUCCESS;
+}
+
+static clphmm_status check_read(const clphmm_read *rd, size_t b, size_t r) {
+  clphmm_status st = check_bases(rd->bases, rd->length, "read", b, r);
+  if (!st)
+    st = check_quals(rd->base_quals, rd->length, "base quality", b, r);
+  if (!st)
+    st = check_quals(rd->ins_quals, rd->length, "insertion quality", b, r);
+  if (!st)
+    st = check_quals(rd->del_quals, rd->length, "deletion quality", b, r);
+  if (!st)
+    st = check_quals(rd->gcp_quals, rd->length, "gap-continuation penalty", b,
+                     r);
+  return st;
+}
+
+/* a * b + acc with overflow detection on uint64. */
+static int mul_add_overflows(uint64_t a, uint64_t b, uint64_t *acc) {
+  if (a != 0 && b > UINT64_MAX / a)
+    return 1;
+  uint64_t p = a * b;
+  if (*acc > UINT64_MAX - p)
+    return 1;
+  *acc += p;
+  return 0;
+}
+
+static clphmm_status check_batch(const clphmm_batch *bt, size_t b,
+                                 uint64_t *pairs, uint64_t *cells) {
+  if ((bt->n_reads > 0 && !bt->reads) ||
+      (bt->n_haplotypes > 0 && !bt->haplotypes))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batch %zu: reads or haplotypes is NULL with a non-zero "
+                     "count",
+                     b);
+  uint64_t read_len = 0, hap_len = 0;
+  for (size_t r = 0; r < bt->n_reads; r++) {
+    clphmm_status st = check_read(&bt->reads[r], b, r);
+    if (st)
+      return st;
+    if (mul_add_overflows(1, bt->reads[r].length, &read_len))
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: read lengths "
+                       "overflow",
+                       b);
+  }
+  for (size_t h = 0; h < bt->n_haplotypes; h++) {
+    const clphmm_haplotype *hp = &bt->haplotypes[h];
+    clphmm_status st = check_bases(hp->bases, hp->length, "haplotype", b, h);
+    if (st)
+      return st;
+    if (mul_add_overflows(1, hp->length, &hap_len))
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: haplotype lengths "
+                       "overflow",
+                       b);
+  }
+  if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs) ||
+      mul_add_overflows(read_len, hap_len, cells))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu reads x %zu haplotypes overflows the "
+                     "pair or cell count",
+                     b, bt->n_reads, bt->n_haplotypes);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_validate_batches(const clphmm_batch *batches,
+                                   size_t n_batches, size_t *n_pairs,
+                                   uint64_t *n_cells) {
+  if (n_batches > 0 && !batches)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batches is NULL but n_batches is %zu", n_batches);
+  uint64_t pairs = 0, cells = 0;
+  for (size_t b = 0; b < n_batches; b++) {
+    clphmm_status st = check_batch(&batches[b], b, &pairs, &cells);
+    if (st)
+      return st;
+  }
+  if (pairs > SIZE_MAX / sizeof(double))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
+                     (unsigned long long)pairs);
+  if (n_pairs)
+    *n_pairs = (size_t)pairs;
+  if (n_cells)
+    *n_cells = cells;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
+                                 size_t *n_pairs) {
+  if (!n_pairs || (n_batches > 0 && !batches))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "clphmm_count_pairs: NULL argument");
+  uint64_t pairs = 0;
+  for (size_t b = 0; b < n_batches; b++)
+    if (mul_add_overflows(batches[b].n_reads, batches[b].n_haplotypes,
+                          &pairs) ||
+        pairs > SIZE_MAX)
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: the pair count overflows", b);
+  *n_pairs = (size_t)pairs;
+  return CLPHMM_SUCCESS;
+}

@@ -1,0 +1,250 @@
+#include "opencl/device.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 64
+
+typedef struct flat_list {
+  cl_platform_id platform[MAX_DEVICES];
+  cl_device_id device[MAX_DEVICES];
+  size_t n;
+} flat_list;
+
+/* Every device of every platform, platform order. A platform that reports
+ * no devices is skipped, not an error. */
+static clphmm_status list_devices(flat_list *list) {
+  clphmm_status st = cph_cl_load();
+  if (st)
+    return st;
+  cl_platform_id plats[MAX_PLATFORMS];
+  cl_uint np = 0;
+  cl_int err = cph_cl.GetPlatformIDs(MAX_PLATFORMS, plats, &np);
+  if (err == -1001 || (err == CL_SUCCESS && np == 0))
+    return cph_error(CLPHMM_ERROR_NO_OPENCL,
+                     "no OpenCL platform is installed (the ICD loader found "
+                     "no driver; e.g. install pocl-opencl-icd)");
+  if (err != CL_SUCCESS)
+    return cph_cl_fail(CLPHMM_ERROR_NO_OPENCL, "clGetPlatformIDs", err,
+                       "listing OpenCL platforms");
+  list->n = 0;
+  for (cl_uint p = 0; p < np && p < MAX_PLATFORMS; p++) {
+    cl_device_id devs[MAX_DEVICES];
+    cl_uint nd = 0;
+    err = cph_cl.GetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devs,
+                              &nd);
+    if (err != CL_SUCCESS)
+      continue;
+    for (cl_uint d = 0; d < nd && list->n < MAX_DEVICES; d++) {
+      list->platform[list->n] = plats[p];
+      list->device[list->n++] = devs[d];
+    }
+  }
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_device_count(size_t *count) {
+  flat_list list;
+  clphmm_status st = list_devices(&list);
+  if (!st)
+    *count = list.n;
+  return st;
+}
+
+static void dev_string(cl_device_id d, cl_device_info what, char *buf,
+                       size_t n) {
+  buf[0] = '\0';
+  if (cph_cl.GetDeviceInfo(d, what, n - 1, buf, NULL) != CL_SUCCESS)
+    snprintf(buf, n, "?");
+  buf[n - 1] = '\0';
+}
+
+/* Architecture for the variant table: NVIDIA's compute capability (from
+ * cl_nv_device_attribute_query), AMD's gfx name (ROCm names devices by
+ * it); unknown elsewhere. */
+#define CPH_CC_MAJOR_NV 0x4000
+#define CPH_CC_MINOR_NV 0x4001
+static void fill_arch(cph_device *dev) {
+  dev->arch[0] = '\0';
+  cl_uint major = 0, minor = 0;
+  if (strstr(dev->extensions, "cl_nv_device_attribute_query") &&
+      cph_cl.GetDeviceInfo(dev->id, CPH_CC_MAJOR_NV, sizeof major, &major,
+                           NULL) == CL_SUCCESS &&
+      cph_cl.GetDeviceInfo(dev->id, CPH_CC_MINOR_NV, sizeof minor, &minor,
+                           NULL) == CL_SUCCESS) {
+    snprintf(dev->arch, sizeof dev->arch, "sm_%u%u", major, minor);
+    return;
+  }
+  const char *n = dev->info.name;
+  if (strncmp(n, "gfx", 3) == 0) {
+    size_t len = strcspn(n, ": ");
+    if (len < sizeof dev->arch)
+      snprintf(dev->arch, sizeof dev->arch, "%.*s", (int)len, n);
+  }
+}
+
+static void fill_info(size_t index, cph_device *dev) {
+  clphmm_device_info *in = &dev->info;
+  memset(in, 0, sizeof *in);
+  in->index = index;
+  cl_device_id d = dev->id;
+  dev_string(d, CL_DEVICE_NAME, in->name, sizeof in->name);
+  dev_string(d, CL_DEVICE_VENDOR, in->vendor, sizeof in->vendor);
+  dev_string(d, CL_DEVICE_VERSION, in->version, sizeof in->version);
+  dev_string(d, CL_DRIVER_VERSION, in->driver, sizeof in->driver);
+  dev_string(d, CL_DEVICE_EXTENSIONS, dev->extensions, sizeof dev->extensions);
+  if (cph_cl.GetPlatformInfo(dev->platform, CL_PLATFORM_NAME,
+                             sizeof in->platform - 1, in->platform,
+                             NULL) != CL_SUCCESS)
+    snprintf(in->platform, sizeof in->platform, "?");
+  cl_device_type type = 0;
+  cph_cl.GetDeviceInfo(d, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  in->type = (type & CL_DEVICE_TYPE_GPU)           ? CLPHMM_DEVICE_GPU
+             : (type & CL_DEVICE_TYPE_CPU)         ? CLPHMM_DEVICE_CPU
+             : (type & CL_DEVICE_TYPE_ACCELERATOR) ? CLPHMM_DEVICE_ACCELERATOR
+                                                   : CLPHMM_DEVICE_OTHER;
+  cl_uint u = 0;
+  cl_ulong ul = 0;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u, &u,
+                           NULL) == CL_SUCCESS)
+    in->compute_units = u;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u, &u,
+                           NULL) == CL_SUCCESS)
+    in->clock_mhz = u;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ul, &ul,
+                           NULL) == CL_SUCCESS)
+    in->global_mem_bytes = ul;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul,
+                           NULL) == CL_SUCCESS)
+    dev->max_alloc_bytes = ul;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul, NULL) ==
+      CL_SUCCESS)
+    in->local_mem_bytes = ul;
+  cl_device_fp_config fp = 0;
+  cph_cl.GetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL);
+  in->has_fp64 = fp != 0 || strstr(dev->extensions, "cl_khr_fp64") != NULL;
+  dev->has_subgroups = strstr(dev->extensions, "cl_khr_subgroups") != NULL ||
+                       strstr(dev->extensions, "cl_intel_subgroups") != NULL;
+  size_t wg = 0;
+  cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+  dev->max_work_group_size = wg ? wg : 1;
+  fill_arch(dev);
+}
+
+static clphmm_status open_from(const flat_list *list, size_t index,
+                               cph_device *dev) {
+  memset(dev, 0, sizeof *dev);
+  dev->platform = list->platform[index];
+  dev->id = list->device[index];
+  fill_info(index, dev);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_device_open(size_t index, cph_device *dev) {
+  flat_list list;
+  clphmm_status st = list_devices(&list);
+  if (st)
+    return st;
+  if (index >= list.n)
+    return cph_error(CLPHMM_ERROR_NO_DEVICE,
+                     "device index %zu is out of range (%zu device%s)", index,
+                     list.n, list.n == 1 ? "" : "s");
+  return open_from(&list, index, dev);
+}
+
+static int contains_nocase(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n)
+      return 1;
+  }
+  return n == 0;
+}
+
+/* Does device `i` match the selector? Index, "gpu", "cpu" or name part. */
+static int matches(const cph_device *dev, const char *sel, size_t i) {
+  char *end;
+  unsigned long idx = strtoul(sel, &end, 10);
+  if (*sel && isdigit((unsigned char)*sel) && *end == '\0')
+    return idx == i;
+  if (strcmp(sel, "gpu") == 0 || strcmp(sel, "GPU") == 0)
+    return dev->info.type == CLPHMM_DEVICE_GPU;
+  if (strcmp(sel, "cpu") == 0 || strcmp(sel, "CPU") == 0)
+    return dev->info.type == CLPHMM_DEVICE_CPU;
+  return contains_nocase(dev->info.name, sel);
+}
+
+static void describe_devices(const flat_list *list, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < list->n && used < n; i++) {
+    cph_device d;
+    open_from(list, i, &d);
+    int w = snprintf(buf + used, n - used, "%s%zu: %s", i ? "; " : "", i,
+                     d.info.name);
+    if (w < 0)
+      break;
+    used += (size_t)w;
+  }
+}
+
+/* Default rule: first GPU, else first CPU, else the first device. */
+static size_t default_index(const flat_list *list) {
+  size_t cpu = list->n;
+  for (size_t i = 0; i < list->n; i++) {
+    cph_device d;
+    open_from(list, i, &d);
+    if (d.info.type == CLPHMM_DEVICE_GPU)
+      return i;
+    if (d.info.type == CLPHMM_DEVICE_CPU && cpu == list->n)
+      cpu = i;
+  }
+  return cpu < list->n ? cpu : 0;
+}
+
+clphmm_status cph_device_select(const char *selector, cph_device *dev) {
+  flat_list list;
+  clphmm_status st = list_devices(&list);
+  if (st)
+    return st;
+  if (list.n == 0)
+    return cph_error(CLPHMM_ERROR_NO_DEVICE,
+                     "the OpenCL platforms report no device");
+  const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
+  if (!sel || !*sel)
+    return open_from(&list, default_index(&list), dev);
+  for (size_t i = 0; i < list.n; i++) {
+    open_from(&list, i, dev);
+    if (matches(dev, sel, i))
+      return CLPHMM_SUCCESS;
+  }
+  char names[2048];
+  describe_devices(&list, names, sizeof names);
+  return cph_error(CLPHMM_ERROR_NO_DEVICE,
+                   "no OpenCL device matches '%s' (devices: %s)", sel, names);
+}
+
+clphmm_status clphmm_device_count(size_t *count) {
+  if (!count)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "count is NULL");
+  return cph_device_count(count);
+}
+
+clphmm_status clphmm_device_get_info(size_t index, clphmm_device_info *info) {
+  if (!info)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "info is NULL");
+  cph_device dev;
+  clphmm_status st = cph_device_open(index, &dev);
+  if (!st)
+    *info = dev.info;
+  return st;
+}

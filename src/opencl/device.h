@@ -1,0 +1,29 @@
+/* OpenCL device discovery, selection and capabilities. */
+#ifndef CLPHMM_DEVICE_H
+#define CLPHMM_DEVICE_H
+
+#include "opencl/clapi.h"
+
+/* What the kernels and the planner need to know about a device. */
+typedef struct cph_device {
+  cl_platform_id platform;
+  cl_device_id id;
+  clphmm_device_info info;
+  char extensions[4096];
+  int has_subgroups; /* cl_khr_subgroups or cl_intel_subgroups */
+  size_t max_work_group_size;
+  uint64_t max_alloc_bytes; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown) */
+  char arch[64];            /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
+} cph_device;
+
+/* Number of devices over all platforms (loads OpenCL first). */
+clphmm_status cph_device_count(size_t *count);
+
+/* Fill `dev` for device `index` of the flat list. */
+clphmm_status cph_device_open(size_t index, cph_device *dev);
+
+/* Resolve a selector (NULL/"" = $CLPHMM_DEVICE, else default rule) into a
+ * device. The error lists the devices that exist. */
+clphmm_status cph_device_select(const char *selector, cph_device *dev);
+
+#endif

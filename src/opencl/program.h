@@ -1,0 +1,100 @@
+/* Kernel variants: their -D build options and the assembly of the kernel
+ * source from the embedded .cl files (building is in build.c). */
+#ifndef CLPHMM_PROGRAM_H
+#define CLPHMM_PROGRAM_H
+
+#include "opencl/device.h"
+
+/* Shuffle backends (see cl/shuffle.cl). */
+typedef enum cph_shuffle {
+  CPH_SHUFFLE_LOCAL = 0,
+  CPH_SHUFFLE_KHR = 1,
+  CPH_SHUFFLE_INTEL = 2,
+  CPH_SHUFFLE_NVIDIA = 3,
+  CPH_SHUFFLE_AMD = 4,
+  CPH_SHUFFLE_KHR_ABS = 5
+} cph_shuffle;
+#define CPH_SHUFFLE_LAST CPH_SHUFFLE_KHR_ABS
+
+const char *cph_shuffle_name(cph_shuffle s);
+/* Parse a backend name ("local", "khr", "intel", "nvidia", "amd",
+ * "khr-abs"); -1 if unknown. */
+int cph_shuffle_parse(const char *name);
+
+/* One compiled configuration of the lane-group kernel. */
+typedef struct cph_variant {
+  unsigned g;  /* lanes per pair */
+  unsigned c;  /* read rows per lane */
+  unsigned wg; /* work-group size, a multiple of g */
+  cph_shuffle shuffle;
+  int fma;         /* fuse multiply-adds (see cl/pairhmm.cl) */
+  int scaled;      /* with fma: the scaled form (float; double in float mode's
+                      rescue), else the fused form */
+  int seq;         /* long-read variant (":long"): only for reads longer than
+                      every other variant's tile, tiles one after the other */
+  unsigned maxreg; /* register cap (":rN", NVIDIA's PTX .maxnreg), 0: none */
+} cph_variant;
+
+/* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
+ * smallest power of two that covers them, within the work-group's lane
+ * groups (it must divide them) and `max` (0: no limit). Each slot takes
+ * whole warps or wavefronts for the backends whose kernels idle slots
+ * with branches around the shuffles (NVIDIA, AMD). 1 runs the tiles one
+ * after the other, as long-read variants always do. */
+unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
+
+/* Whether the kernel of `v` uses the scaled arithmetic form, which returns
+ * two last-row sums per pair (cl/pairhmm.cl): the fast form in single
+ * precision and in the double rescue of float mode. */
+static inline int cph_variant_scaled(const cph_variant *v) {
+  return v->fma && v->scaled;
+}
+
+static inline unsigned cph_variant_rows(const cph_variant *v) {
+  return v->g * v->c;
+}
+
+/* Whether the kernel of `v` passes the boundary row of long reads through
+ * local memory rings (cl/pairhmm.cl, RING). */
+static inline int cph_variant_ring(const cph_variant *v, int dbl) {
+  return v->seq && v->shuffle == CPH_SHUFFLE_NVIDIA && v->g == 32 && !dbl;
+}
+
+/* Local memory the kernel of `v` declares with work-groups of `wg` (the
+ * emission table, the rings and, for the local backend, the exchange
+ * arrays). Mirrors the layout in cl/pairhmm.cl and cl/shuffle.cl. */
+size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl);
+
+/* `v` with its work-group size halved (in whole lane groups) until its
+ * local memory fits the device: double tables are twice as large. */
+cph_variant cph_variant_fit(const cph_variant *v, int dbl,
+                            const cph_device *dev);
+
+/* A built variant. `variant` is the one actually built: it differs from the
+ * one asked for when that failed to build and a simpler one replaced it. */
+typedef struct cph_kernel {
+  cl_program program;
+  cl_kernel kernel;
+  cph_variant variant;
+  int dbl;     /* built for double precision */
+  int unsaved; /* built from source, not yet in the kernel cache */
+} cph_kernel;
+
+/* The canonical (sorted) build options of a variant in a precision. */
+void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
+
+/* The kernel source files, concatenated in order into every program. */
+#define CPH_N_PROGRAM_FILES 3
+typedef struct cph_sources {
+  char *text[CPH_N_PROGRAM_FILES];
+  size_t size[CPH_N_PROGRAM_FILES];
+} cph_sources;
+
+/* Load the sources: the embedded copies, or $CLPHMM_KERNEL_DIR's files. */
+clphmm_status cph_program_sources(cph_sources *s);
+void cph_sources_free(cph_sources *s);
+
+/* A string identifying the source text (part of the binary-cache key). */
+clphmm_status cph_program_source_id(char *buf, size_t n);
+
+#endif

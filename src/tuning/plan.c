@@ -1,0 +1,192 @@
+#include "tuning/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "tuning/tuning.h"
+
+/* By tile rows, the long-read variant last. */
+static int by_rows(const void *a, const void *b) {
+  const cph_variant *x = a, *y = b;
+  if (x->seq != y->seq)
+    return x->seq - y->seq;
+  unsigned ra = cph_variant_rows(x), rb = cph_variant_rows(y);
+  return (ra > rb) - (ra < rb);
+}
+
+/* Drop the long-read variant (double kernels derived from a float list
+ * keep concurrent tiles, which the double rescue of a few pairs needs). */
+static void drop_long(cph_variant_set *set) {
+  size_t k = 0;
+  for (size_t i = 0; i < set->n; i++)
+    if (!set->v[i].seq)
+      set->v[k++] = set->v[i];
+  set->n = k;
+}
+
+#define DOUBLE_MAX_C 8
+
+/* The most lanes of any variant: the variants with that many tile long
+ * reads (cph_plan_bin). */
+static unsigned max_lanes(const cph_variant_set *set) {
+  unsigned gmax = 0;
+  for (size_t i = 0; i < set->n; i++)
+    if (!set->v[i].seq && set->v[i].g > gmax)
+      gmax = set->v[i].g;
+  return gmax;
+}
+
+/* The variant set of a choice in a precision, checked against the
+ * device's limits and the kernel's vector width (4 floats or 2 doubles of
+ * priors per load: rows per lane must be a multiple of it). */
+static clphmm_status variants_of(const cph_device *dev,
+                                 const cph_tuning_choice *c, int dbl,
+                                 int scaled, cph_variant_set *set) {
+  char why[160];
+  const char *list = dbl && c->entry.variants_double[0]
+                         ? c->entry.variants_double
+                         : c->entry.variants;
+  if (!cph_variants_parse(list, set, why, sizeof why))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "variants '%s' (%s): %s",
+                     list, c->key, why);
+  if (dbl && !c->entry.variants_double[0])
+    drop_long(set);
+  if (set->n == 1 && set->v[0].seq)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "variants '%s' (%s): a :long variant needs another "
+                     "variant for the reads that fit one tile",
+                     list, c->key);
+  const unsigned vw = dbl ? 2 : 4;
+  for (size_t i = 0; i < set->n; i++) {
+    if (dbl && !c->entry.variants_double[0] && set->v[i].c > DOUBLE_MAX_C)
+      set->v[i].c = DOUBLE_MAX_C;
+    if (set->v[i].c % vw)
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "variant %ux%u (%s, %s): rows per lane must be a "
+                       "multiple of %u for %s kernels (priors are read %u at "
+                       "a time)",
+                       set->v[i].g, set->v[i].c, c->source, c->key, vw,
+                       dbl ? "double" : "float", vw);
+    set->v[i].shuffle = (cph_shuffle)c->entry.shuffle;
+    set->v[i].fma = c->entry.fma;
+    set->v[i].scaled = scaled;
+    if (set->v[i].wg > dev->max_work_group_size)
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "variant %ux%u (%s, %s) needs work-groups of %u but "
+                       "%s allows %zu",
+                       set->v[i].g, set->v[i].c, c->source, c->key,
+                       set->v[i].wg, dev->info.name, dev->max_work_group_size);
+  }
+  qsort(set->v, set->n, sizeof set->v[0], by_rows);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
+                                cph_variant_set *set) {
+  cph_tuning_choice c;
+  clphmm_status st = cph_tuning_for_device(dev, &c);
+  return st ? st : variants_of(dev, &c, dbl, scaled, set);
+}
+
+/* Per-step overhead of the lane-group kernel, in read rows (fitted to the
+ * H200's float C = 16 / 20 / 24 and double C = 8 / 12 timings). */
+#define PLAN_STEP_ROWS 6
+
+size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
+  for (size_t i = 0; i < set->n && !set->v[i].seq; i++)
+    if (rows <= cph_variant_rows(&set->v[i]))
+      return i;
+  if (set->v[set->n - 1].seq) /* the long-read variant (sorted last) */
+    return set->n - 1;
+  /* Longer than every tile: among the variants with the most lanes (the
+   * long-read shapes), the one with the least estimated cost, then the one
+   * with fewer tiles. A tile's step costs its C rows plus an overhead of
+   * about PLAN_STEP_ROWS rows (shuffles, prior loads, sums), so the cost
+   * is padded rows x (C + PLAN_STEP_ROWS) / C: a 1024-row read takes two
+   * 512-row float tiles (C = 16) rather than two of 768 (C = 24), and
+   * three 384-row double tiles (C = 12) rather than four of 256 (C = 8),
+   * as measured on the H200 with tiles run one after the other
+   * (bench/results). (Concurrent tiles favour more of them: the H200's
+   * double table has no C = 12 variant since.) */
+  const unsigned gmax = max_lanes(set);
+  size_t best = set->n - 1;
+  uint64_t best_cost = UINT64_MAX;
+  for (size_t i = 0; i < set->n; i++) {
+    const cph_variant *v = &set->v[i];
+    const uint64_t t = cph_variant_rows(v);
+    /* (No long-read variant here: it would have been returned.) */
+    const uint64_t padded = (rows + t - 1) / t * t;
+    const uint64_t cost = padded * (v->c + PLAN_STEP_ROWS) * 1024 / v->c;
+    if (v->g == gmax &&
+        (cost < best_cost ||
+         (cost == best_cost && t > cph_variant_rows(&set->v[best])))) {
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {
+  size_t u = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < set->n; i++) {
+    const cph_variant *v = &set->v[i];
+    char reg[16] = "";
+    if (v->maxreg)
+      snprintf(reg, sizeof reg, ":r%u", v->maxreg);
+    int w = snprintf(buf + u, n - u, "%s%ux%u/%u%s%s", i ? "," : "", v->g, v->c,
+                     v->wg, v->seq ? ":long" : "", reg);
+    if (w < 0 || (size_t)w >= n - u)
+      return;
+    u += (size_t)w;
+  }
+}
+
+/* The device's extensions that name subgroups, space-separated. */
+static void subgroup_extensions(const char *ext, char *buf, size_t n) {
+  size_t u = 0;
+  buf[0] = '\0';
+  while (*ext) {
+    size_t len = strcspn(ext, " ");
+    char tok[128];
+    if (len && len < sizeof tok) {
+      memcpy(tok, ext, len);
+      tok[len] = '\0';
+      if ((strstr(tok, "subgroup") || strstr(tok, "sub_group")) &&
+          u + len + 2 < n)
+        u += (size_t)snprintf(buf + u, n - u, "%s%s", u ? " " : "", tok);
+    }
+    ext += len;
+    ext += strspn(ext, " ");
+  }
+}
+
+clphmm_status clphmm_device_get_plan(size_t index, clphmm_device_plan *plan) {
+  if (!plan)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "plan is NULL");
+  cph_device dev;
+  clphmm_status st = cph_device_open(index, &dev);
+  cph_tuning_choice c;
+  cph_variant_set set;
+  if (!st)
+    st = cph_tuning_for_device(&dev, &c);
+  if (!st)
+    st = variants_of(&dev, &c, 0, 1, &set);
+  if (st)
+    return st;
+  memset(plan, 0, sizeof *plan);
+  cph_plan_format(&set, plan->variants, sizeof plan->variants);
+  snprintf(plan->shuffle, sizeof plan->shuffle, "%s",
+           cph_shuffle_name((cph_shuffle)c.entry.shuffle));
+  plan->fma = c.entry.fma;
+  snprintf(plan->source, sizeof plan->source, "%s", c.source);
+  snprintf(plan->key, sizeof plan->key, "%s", c.key);
+  snprintf(plan->tuning_file, sizeof plan->tuning_file, "%s", c.file);
+  snprintf(plan->arch, sizeof plan->arch, "%s", dev.arch);
+  subgroup_extensions(dev.extensions, plan->subgroup_extensions,
+                      sizeof plan->subgroup_extensions);
+  return CLPHMM_SUCCESS;
+}
