@@ -34,7 +34,7 @@ extern "C" {
 /* ---- Version ----------------------------------------------------------- */
 
 #define CLPHMM_VERSION_MAJOR 0
-#define CLPHMM_VERSION_MINOR 1
+#define CLPHMM_VERSION_MINOR 2
 #define CLPHMM_VERSION_PATCH 0
 
 /* The library's version as "MAJOR.MINOR.PATCH" (may differ from the header
@@ -215,6 +215,18 @@ typedef struct clphmm_stats {
   /* Per read-length bin, by increasing max_rows (added in 0.1). */
   size_t n_bins;
   clphmm_bin_stats bins[CLPHMM_MAX_BINS];
+  /* Where the time of the call went (added in 0.2). The stages of
+   * consecutive chunks overlap (a chunk is prepared while the one before
+   * computes), so the stages may add up to more than wall_seconds.
+   * Device stages are sums of OpenCL profiling intervals; host stages sum
+   * the wall time of the threads that ran them. */
+  double wall_seconds;     /* the whole clphmm_compute call */
+  double prepare_seconds;  /* host: validation, ordering, staging */
+  double upload_seconds;   /* device: host-to-device copies */
+  double download_seconds; /* device: device-to-host copies */
+  double rescue_seconds;   /* wall: the double rescue of float mode */
+  double finish_seconds;   /* host: results written to `out` */
+  uint64_t chunks;         /* pieces the work was cut into */
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);
