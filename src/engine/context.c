@@ -1,5 +1,7 @@
 #include "engine/context.h"
 
+#include "base/clock.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -295,6 +297,7 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
                             const size_t *which, size_t n, double *results) {
   if (n == 0)
     return CLPHMM_SUCCESS;
+  const double t0 = cph_now();
   ctx->stats.rescued_pairs += n;
   if (!ctx->dev.info.has_fp64) {
     for (size_t i = 0; i < n; i++) {
@@ -329,6 +332,7 @@ static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
   cph_pack_free(&pack);
   free(rj);
   free(sums);
+  ctx->stats.rescue_seconds += cph_now() - t0;
   return st;
 }
 
@@ -416,6 +420,7 @@ static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
                              size_t n_batches, double *out) {
   size_t n_pairs;
   uint64_t cells;
+  const double t0 = cph_now();
   clphmm_status st = cph_validate_batches(batches, n_batches, &n_pairs, &cells);
   if (st)
     return st;
@@ -437,13 +442,18 @@ static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
                    n_pairs);
   if (!st)
     st = pack_batches(batches, n_batches, &pack, jobs, &n_jobs, results);
+  const double t1 = cph_now();
   if (!st)
     st = cph_run_jobs(ctx, &pack, jobs, n_jobs, sums);
+  const double t2 = cph_now();
   if (!st)
     st = finish(ctx, jobs, n_jobs, sums, results);
   if (!st) {
     if (n_pairs)
       memcpy(out, results, n_pairs * sizeof *out);
+    ctx->stats.prepare_seconds = t1 - t0;
+    ctx->stats.finish_seconds = cph_now() - t2 - ctx->stats.rescue_seconds;
+    ctx->stats.wall_seconds = cph_now() - t0;
     ctx->stats.pairs = n_pairs;
     ctx->stats.cells = cells;
   } else {

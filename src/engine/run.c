@@ -1,5 +1,7 @@
 #include "engine/run.h"
 
+#include "base/clock.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -435,8 +437,10 @@ static clphmm_status run_chunk(clphmm_context *ctx, const cph_pack *pack,
   if (pack_bytes(pack) > ctx->max_device_bytes / 2)
     budget = ctx->max_device_bytes / 2;
   dev_pack d = {0};
+  const double t0 = cph_now();
   if (!st)
     st = upload_pack(ctx, pack, &d);
+  ctx->stats.upload_seconds += cph_now() - t0;
   for (size_t start = 0; !st && start < n_jobs;) {
     size_t end = start;
     while (end < n_jobs && ord[end].bin == ord[start].bin)
@@ -535,6 +539,7 @@ clphmm_status cph_run_jobs(clphmm_context *ctx, const cph_pack *pack,
   clphmm_status st = CLPHMM_SUCCESS;
   for (size_t start = 0; !st && start < n_jobs;) {
     size_t n = chunk_length(ctx, pack, jobs + start, n_jobs - start);
+    ctx->stats.chunks++;
     st = run_split(ctx, pack, jobs + start, n, sums + start, scratch);
     start += n;
   }
