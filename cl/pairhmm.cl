@@ -483,7 +483,10 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global real4 *bound, /* per pair slot, bound_cols columns of the
                                   tile boundary row: (M, X, T, 0) */
         const uint bound_cols, const int per_column,
-        const uint coop /* tile slots, dividing the lane groups */) {
+        const uint coop /* tile slots, dividing the lane groups */,
+        /* This launch's first pair slot and work-group in pairs, groups
+         * and sums: the launches of a chunk share those buffers. */
+        const uint first_slot, const uint first_group) {
   __local realv emis[LG * SLOT_STRIDE];
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
@@ -500,6 +503,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #if RING
   __local real4 *const rin = ring_in[slot], *const rout = ring_out[slot];
 #endif
+  pairs += first_slot;
+  groups += first_group;
+  sums += (CPH_SCALED ? 2 : 1) * (size_t)first_slot;
   const uint4 pr = pairs[pair];
   const uint R = pr.y, H = pr.w;
   const uint2 grp = groups[get_group_id(0)];

@@ -407,6 +407,42 @@ SHIM_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
   return real.EnqueueNDRangeKernel(q, k, dim, off, global, local, ne, w, e);
 }
 
+SHIM_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block,
+                                  cl_map_flags f, size_t off, size_t n,
+                                  cl_uint ne, const cl_event *w, cl_event *e,
+                                  cl_int *err) {
+  cl_int code;
+  if (FAIL(CL_MAP_FAILURE)) {
+    if (err)
+      *err = code;
+    return NULL;
+  }
+  return real.EnqueueMapBuffer(q, m, block, f, off, n, ne, w, e, err);
+}
+
+SHIM_API cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p,
+                                        cl_uint ne, const cl_event *w,
+                                        cl_event *e) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.EnqueueUnmapMemObject(q, m, p, ne, w, e);
+}
+
+SHIM_API cl_int clFlush(cl_command_queue q) {
+  cl_int code;
+  if (FAIL(CL_OUT_OF_RESOURCES))
+    return code;
+  return real.Flush(q);
+}
+
+SHIM_API cl_int clWaitForEvents(cl_uint n, const cl_event *e) {
+  cl_int code;
+  if (FAIL(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST))
+    return code;
+  return real.WaitForEvents(n, e);
+}
+
 SHIM_API cl_int clFinish(cl_command_queue q) {
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))

@@ -3,7 +3,8 @@
  * multi-tile reads), both precisions, N and lowercase bases, qualities
  * 0..127, reads longer than haplotypes, pairs that need the double rescue,
  * chunked launches, determinism, concurrent tiles of long reads, a
- * long-read variant, and a 20,000 x 30,000 pair.
+ * long-read variant, rows prepared on the device and on the host, and a
+ * 20,000 x 30,000 pair.
  *
  * Exit 77 (skip) when no OpenCL device exists, unless
  * CLPHMM_TEST_REQUIRE_DEVICE is set (CI sets it: PoCL must be there). */
@@ -445,6 +446,54 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
+/* Rows prepared on the device (cl/prep.cl) and on the host
+ * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
+ * is the host's, operation by operation. Every bin, qualities 0..127
+ * (extreme transitions, rescued and overflowing pairs included), in the
+ * context's precision and, in float mode, its double rescue. */
+static void test_host_prep(clphmm_precision p, test_rng *rng) {
+  clphmm_context *dev = NULL, *host = NULL;
+  if (open_context(p, &dev) <= 0)
+    return;
+  setenv("CLPHMM_HOST_PREP", "1", 1);
+  int ok = open_context(p, &host);
+  unsetenv("CLPHMM_HOST_PREP");
+  if (ok <= 0) {
+    clphmm_context_destroy(dev);
+    return;
+  }
+  CHECK(host->host_prep && !dev->host_prep, "CLPHMM_HOST_PREP not honoured");
+  gen g = {0};
+  size_t lens[64];
+  const size_t nl = edge_lengths(vset(dev), lens);
+  for (size_t i = 0; i < nl; i++)
+    add_batch(&g, rng, &lens[i], 1, 3, 1, (unsigned)lens[i] + 40, 0, 1);
+  size_t rl[4] = {90, 120, 150, 40};
+  add_batch(&g, rng, rl, 4, 3, 100, 200, 0, 0); /* rescued in float mode */
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  double *a = run_device(dev, &g, n), *b = run_device(host, &g, n);
+  clphmm_stats sa, sb;
+  clphmm_context_stats(dev, &sa);
+  clphmm_context_stats(host, &sb);
+  CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+        "%s: rows prepared on the device and on the host give different "
+        "results",
+        p ? "double" : "float");
+  CHECK(sa.rescued_pairs == sb.rescued_pairs,
+        "rescued pairs differ: %llu on the device, %llu on the host",
+        (unsigned long long)sa.rescued_pairs,
+        (unsigned long long)sb.rescued_pairs);
+  printf("%-9s rows prepared on the device = on the host: %zu pairs, %llu "
+         "rescued\n",
+         p ? "double" : "float", n, (unsigned long long)sa.rescued_pairs);
+  free(a);
+  free(b);
+  gen_free(&g);
+  clphmm_context_destroy(dev);
+  clphmm_context_destroy(host);
+}
+
 /* A 20,000-base read against a 30,000-base haplotype (read taken from the
  * haplotype with substitutions so the likelihood is meaningful). */
 static void test_long(clphmm_context *ctx, test_rng *rng) {
@@ -485,6 +534,7 @@ int main(void) {
       test_long(ctx, &rng);
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
+    test_host_prep(modes[m], &rng);
   }
   return test_finish();
 }

@@ -1,16 +1,10 @@
 #include "engine/context.h"
 
-#include "base/clock.h"
+#include "engine/launch.h"
 
-#include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "reference/reference.h"
-#include "engine/run.h"
-#include "model/validate.h"
 
 /* Cells per launch by default: large enough that a launch fills a big GPU
  * many times over (each launch ends with a partly idle last wave: 2^32
@@ -52,6 +46,7 @@ static clphmm_status open_queue(clphmm_context *ctx) {
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        ctx->dev.info.name);
+  ctx->bufs = (cph_bufctx){ctx->cl, ctx->queue, &ctx->dev, &ctx->alloc_failed};
   return CLPHMM_SUCCESS;
 }
 
@@ -72,6 +67,7 @@ static void release_kernels(clphmm_context *ctx) {
 }
 
 static void release_cl(clphmm_context *ctx) {
+  cph_engine_release(ctx);
   release_kernels(ctx);
   if (ctx->queue)
     cph_cl.ReleaseCommandQueue(ctx->queue);
@@ -116,6 +112,12 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   clphmm_context *ctx = calloc(1, sizeof *ctx);
   if (!ctx)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
+  pthread_mutex_init(&ctx->lock, NULL);
+  /* The host stages run on every core; the pool is optional (without it
+   * they run on the calling thread). */
+  ctx->pool = cph_pool_create(0);
+  const char *hp = getenv("CLPHMM_HOST_PREP");
+  ctx->host_prep = hp && *hp && strcmp(hp, "0") != 0;
   ctx->precision = o.precision;
   ctx->max_cells =
       o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
@@ -163,7 +165,29 @@ void clphmm_context_destroy(clphmm_context *ctx) {
   if (!ctx->broken)
     save_kernels(ctx); /* built but never launched */
   release_cl(ctx);
+  cph_pool_destroy(ctx->pool);
+  for (int i = 0; i < CPH_SLOTS; i++)
+    free(ctx->slots[i].events);
+  pthread_mutex_destroy(&ctx->lock);
   free(ctx);
+}
+
+void cph_engine_release(clphmm_context *ctx) {
+  cph_devset *d = &ctx->d;
+  cph_devbuf *all[] = {&d->raw,   &d->reads,  &d->hcodes, &d->rows, &d->weights,
+                       &d->pairs, &d->groups, &d->sums,   &d->bound};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    cph_devbuf_release(all[i]);
+  for (int f = 0; f < 3; f++)
+    for (int sc = 0; sc < 2; sc++)
+      cph_devbuf_release(&d->tables[f][sc]);
+  for (int i = 0; i < CPH_SLOTS; i++) {
+    cph_slot *s = &ctx->slots[i];
+    cph_slot_abandon(s);
+    cph_stage_release(&ctx->bufs, &s->stage);
+    cph_sched_release(&ctx->bufs, &s->sched);
+    cph_hostbuf_release(&ctx->bufs, &s->sums);
+  }
 }
 
 clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
@@ -232,133 +256,6 @@ const char *clphmm_last_error(const clphmm_context *ctx) {
   return ctx ? ctx->error : cph_error_message();
 }
 
-/* Pack every batch (each read and haplotype once) and list the pairs that
- * need computing; empty reads or haplotypes give -inf right away. */
-static clphmm_status pack_batches(const clphmm_batch *batches, size_t n,
-                                  cph_pack *pack, cph_job *jobs, size_t *n_jobs,
-                                  double *results) {
-  size_t k = 0, nj = 0;
-  for (size_t b = 0; b < n; b++) {
-    const clphmm_batch *bt = &batches[b];
-    uint32_t hap0 = (uint32_t)(pack->n_hap / 4), off;
-    for (size_t h = 0; h < bt->n_haplotypes; h++) {
-      clphmm_status st = cph_pack_hap(pack, &bt->haplotypes[h], &off);
-      if (st)
-        return st;
-    }
-    for (size_t r = 0; r < bt->n_reads; r++) {
-      const clphmm_read *rd = &bt->reads[r];
-      uint32_t row_off;
-      double wm, wx;
-      clphmm_status st = cph_pack_read(pack, rd, &row_off, &wm, &wx);
-      if (st)
-        return st;
-      uint32_t hap_off = hap0;
-      for (size_t h = 0; h < bt->n_haplotypes; h++, k++) {
-        const clphmm_haplotype *hp = &bt->haplotypes[h];
-        if (rd->length == 0 || hp->length == 0)
-          results[k] = -INFINITY;
-        else
-          jobs[nj++] = (cph_job){row_off, (uint32_t)rd->length,
-                                 hap_off, (uint32_t)hp->length,
-                                 wm,      wx,
-                                 k,       rd,
-                                 hp};
-        hap_off += cph_hap_words(hp->length);
-      }
-    }
-  }
-  *n_jobs = nj;
-  return CLPHMM_SUCCESS;
-}
-
-/* GKL's double computation of one pair with the CPU reference. */
-static clphmm_status rescue_on_cpu(const cph_job *jb, double *results) {
-  double s;
-  clphmm_status st =
-      cph_reference_pair_double(jb->read, jb->hap, CPH_GKL_DOUBLE, &s);
-  if (!st)
-    results[jb->out] = cph_log10_double(s);
-  return st;
-}
-
-/* Whether a device's double rescue sum stands. The scaled form's is
- * GKL's double computation unless its scaled values overflowed (the sum is
- * then not finite: extreme quality jumps, insertion and deletion qualities
- * both 0) or its weights lost precision (below the normal range). */
-static int rescue_sum_ok(const cph_pack *pack, const cph_job *jb, double sum) {
-  return !pack->scaled ||
-         (isfinite(sum) && jb->wm >= DBL_MIN && jb->wx >= DBL_MIN);
-}
-
-/* Recompute in double the float results that underflowed: on the device
- * when it has fp64, else with the CPU reference (PAIRHMM_SPEC 10). */
-static clphmm_status rescue(clphmm_context *ctx, const cph_job *jobs,
-                            const size_t *which, size_t n, double *results) {
-  if (n == 0)
-    return CLPHMM_SUCCESS;
-  const double t0 = cph_now();
-  ctx->stats.rescued_pairs += n;
-  if (!ctx->dev.info.has_fp64) {
-    for (size_t i = 0; i < n; i++) {
-      clphmm_status st = rescue_on_cpu(&jobs[which[i]], results);
-      if (st)
-        return st;
-    }
-    return CLPHMM_SUCCESS;
-  }
-  cph_pack pack;
-  cph_pack_init(&pack, CPH_GKL_DOUBLE,
-                cph_variant_scaled(&ctx->variants[1].v[0]));
-  cph_job *rj = malloc(n * sizeof *rj);
-  double *sums = malloc(n * sizeof *sums);
-  clphmm_status st = rj && sums ? CLPHMM_SUCCESS
-                                : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                                            "no memory to rescue %zu pairs", n);
-  for (size_t i = 0; i < n && !st; i++) {
-    rj[i] = jobs[which[i]];
-    st = cph_pack_read(&pack, rj[i].read, &rj[i].row_off, &rj[i].wm, &rj[i].wx);
-    if (!st)
-      st = cph_pack_hap(&pack, rj[i].hap, &rj[i].hap_off);
-  }
-  if (!st)
-    st = cph_run_jobs(ctx, &pack, rj, n, sums);
-  for (size_t i = 0; i < n && !st; i++) {
-    if (rescue_sum_ok(&pack, &rj[i], sums[i]))
-      results[rj[i].out] = cph_log10_double(sums[i]);
-    else
-      st = rescue_on_cpu(&rj[i], results);
-  }
-  cph_pack_free(&pack);
-  free(rj);
-  free(sums);
-  ctx->stats.rescue_seconds += cph_now() - t0;
-  return st;
-}
-
-/* Turn scaled sums into log10 likelihoods; collect the pairs to rescue. */
-static clphmm_status finish(clphmm_context *ctx, const cph_job *jobs, size_t n,
-                            const double *sums, double *results) {
-  if (ctx->precision == CLPHMM_PRECISION_DOUBLE) {
-    for (size_t i = 0; i < n; i++)
-      results[jobs[i].out] = cph_log10_double(sums[i]);
-    return CLPHMM_SUCCESS;
-  }
-  size_t *which = malloc((n ? n : 1) * sizeof *which), nr = 0;
-  if (!which)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
-  for (size_t i = 0; i < n; i++) {
-    float f = (float)sums[i];
-    if (cph_needs_rescue(f))
-      which[nr++] = i;
-    else
-      results[jobs[i].out] = cph_log10_float(f);
-  }
-  clphmm_status st = rescue(ctx, jobs, which, nr, results);
-  free(which);
-  return st;
-}
-
 /* After an OpenCL call failed mid-run, the queue (on some drivers the whole
  * OpenCL context) may be unusable: start over with a fresh context and
  * queue; kernels are rebuilt on demand (from the kernel cache). */
@@ -401,80 +298,29 @@ static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st) {
                    msg, why);
 }
 
-/* Zero the statistics and name the bins (one per variant). */
-static void reset_stats(clphmm_context *ctx) {
-  const cph_variant_set *vs =
-      &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
-  memset(&ctx->stats, 0, sizeof ctx->stats);
-  ctx->stats.n_bins = vs->n;
-  for (size_t i = 0; i < vs->n; i++) {
-    const cph_variant *v = &vs->v[i];
-    clphmm_bin_stats *b = &ctx->stats.bins[i];
-    b->max_rows = v->seq ? UINT32_MAX : cph_variant_rows(v);
-    snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
-             v->seq ? ":long" : "");
-  }
-}
+static clphmm_status compute_locked(clphmm_context *ctx,
+                                    const clphmm_batch *batches,
+                                    size_t n_batches, double *out);
 
-static clphmm_status compute(clphmm_context *ctx, const clphmm_batch *batches,
-                             size_t n_batches, double *out) {
-  size_t n_pairs;
-  uint64_t cells;
-  const double t0 = cph_now();
-  clphmm_status st = cph_validate_batches(batches, n_batches, &n_pairs, &cells);
-  if (st)
-    return st;
-  if (n_pairs > 0 && !out)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
-  double *results = malloc((n_pairs ? n_pairs : 1) * sizeof *results);
-  cph_job *jobs = malloc((n_pairs ? n_pairs : 1) * sizeof *jobs);
-  double *sums = malloc((n_pairs ? n_pairs : 1) * sizeof *sums);
-  cph_pack pack;
-  /* Every kernel of a variant set has the same arithmetic form. */
-  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  cph_pack_init(&pack, dbl ? CPH_JAVA_DOUBLE : CPH_GKL_FLOAT,
-                cph_variant_scaled(&ctx->variants[dbl].v[0]));
-  size_t n_jobs = 0;
-  clphmm_stats before = ctx->stats;
-  reset_stats(ctx);
-  if (!results || !jobs || !sums)
-    st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu pairs",
-                   n_pairs);
-  if (!st)
-    st = pack_batches(batches, n_batches, &pack, jobs, &n_jobs, results);
-  const double t1 = cph_now();
-  if (!st)
-    st = cph_run_jobs(ctx, &pack, jobs, n_jobs, sums);
-  const double t2 = cph_now();
-  if (!st)
-    st = finish(ctx, jobs, n_jobs, sums, results);
-  if (!st) {
-    if (n_pairs)
-      memcpy(out, results, n_pairs * sizeof *out);
-    ctx->stats.prepare_seconds = t1 - t0;
-    ctx->stats.finish_seconds = cph_now() - t2 - ctx->stats.rescue_seconds;
-    ctx->stats.wall_seconds = cph_now() - t0;
-    ctx->stats.pairs = n_pairs;
-    ctx->stats.cells = cells;
-  } else {
-    ctx->stats = before;
-  }
-  cph_pack_free(&pack);
-  free(results);
-  free(jobs);
-  free(sums);
-  return st;
-}
-
+/* Calls on one context from several threads run one after the other. */
 clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
                              size_t n_batches, double *out) {
   if (!ctx)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  pthread_mutex_lock(&ctx->lock);
+  clphmm_status st = compute_locked(ctx, batches, n_batches, out);
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+static clphmm_status compute_locked(clphmm_context *ctx,
+                                    const clphmm_batch *batches,
+                                    size_t n_batches, double *out) {
   /* A context left broken by an earlier failure gets one more try. */
   if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
     return ctx_fail(ctx, not_usable());
   uint64_t fallbacks = ctx->diag.variant_fallbacks;
-  clphmm_status st = compute(ctx, batches, n_batches, out);
+  clphmm_status st = cph_engine_compute(ctx, batches, n_batches, out);
   if (!st)
     save_kernels(ctx);
   if (st == CLPHMM_ERROR_OPENCL)

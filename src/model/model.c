@@ -186,9 +186,23 @@ void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
   }
 }
 
-void cph_encode_bases(const char *bases, size_t length, uint8_t *codes) {
-  for (size_t i = 0; i < length; i++)
-    codes[i] = cph_base_code((unsigned char)bases[i]);
+/* Base code + 1 of each byte (0: not a base), so that the table needs no
+ * initializer for the invalid bytes. */
+static const uint8_t code_plus_1[256] = {
+    ['A'] = CPH_BASE_A + 1, ['C'] = CPH_BASE_C + 1, ['G'] = CPH_BASE_G + 1,
+    ['T'] = CPH_BASE_T + 1, ['N'] = CPH_BASE_N + 1, ['a'] = CPH_BASE_A + 1,
+    ['c'] = CPH_BASE_C + 1, ['g'] = CPH_BASE_G + 1, ['t'] = CPH_BASE_T + 1,
+    ['n'] = CPH_BASE_N + 1};
+
+uint8_t cph_encode_bases(const char *bases, size_t length, uint8_t *codes) {
+  uint8_t any = 0;
+  for (size_t i = 0; i < length; i++) {
+    /* An invalid byte gives 0 - 1 = CPH_BASE_INVALID (255). */
+    const uint8_t c = (uint8_t)(code_plus_1[(unsigned char)bases[i]] - 1);
+    codes[i] = c;
+    any |= c;
+  }
+  return any;
 }
 
 double cph_log10_float(float sum) {
@@ -197,4 +211,37 @@ double cph_log10_float(float sum) {
 
 double cph_log10_double(double sum) {
   return log10(sum) - log10(CPH_SCALE_DOUBLE);
+}
+
+/* One table entry in the output type (double, or float for float rows). */
+static void put(void *out, int dbl, size_t k, double v) {
+  if (dbl)
+    ((double *)out)[k] = v;
+  else
+    ((float *)out)[k] = (float)v;
+}
+
+size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out) {
+  const int fl = flavor == CPH_GKL_FLOAT;
+  const int dbl = scaled || !fl; /* the table's type */
+  const size_t bytes = CPH_PREP_TABLE_ENTRIES * (dbl ? 8 : 4);
+  if (!out)
+    return bytes;
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(fl ? CPH_GKL_DOUBLE : flavor);
+  for (size_t k = 0; k < CPH_MM_SIZE; k++)
+    put(out, dbl, k, fl ? (double)tf->mm[k] : td->mm[k]);
+  const size_t ph = CPH_MM_SIZE, gapm = ph + CPH_NQUAL,
+               match = gapm + CPH_NQUAL, mis = match + CPH_NQUAL;
+  for (size_t q = 0; q < CPH_NQUAL; q++) {
+    /* Float mode computes these in float (then widened, exactly). */
+    put(out, dbl, ph + q, fl ? (double)tf->ph2pr[q] : td->ph2pr[q]);
+    put(out, dbl, gapm + q,
+        fl ? (double)(1.0f - tf->ph2pr[q]) : 1.0 - td->ph2pr[q]);
+    put(out, dbl, match + q,
+        fl ? (double)(1.0f - tf->ph2pr[q]) : 1.0 - td->ph2pr[q]);
+    put(out, dbl, mis + q,
+        fl ? (double)(tf->ph2pr[q] / 3.0f) : td->ph2pr[q] / 3.0);
+  }
+  return bytes;
 }

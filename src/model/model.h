@@ -65,8 +65,20 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
                      cph_row_d *rows);
 
-/* Read or haplotype bases as codes 0..4 (A C G T N), case folded. */
-void cph_encode_bases(const char *bases, size_t length, uint8_t *codes);
+/* The tables of the device's row preparation (cl/prep.cl) in a flavor:
+ * CPH_PREP_TABLE_ENTRIES values, in double for the scaled form (its
+ * constants are computed in double), else in the flavor's precision: the
+ * match-to-match table, then per phred value ph2pr, 1 - ph2pr (gapm), the
+ * match prior and the mismatch prior, each exactly as cph_rows_scaled,
+ * cph_rows_float and cph_rows_double compute them. Writes them to `out`
+ * unless NULL; returns their size in bytes. */
+#define CPH_PREP_TABLE_ENTRIES (CPH_MM_SIZE + 4 * CPH_NQUAL)
+size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out);
+
+/* Read or haplotype bases as codes 0..4 (A C G T N), case folded; an
+ * invalid byte becomes CPH_BASE_INVALID. Returns the OR of the codes: bit 7
+ * is set when a byte was invalid. */
+uint8_t cph_encode_bases(const char *bases, size_t length, uint8_t *codes);
 
 /* Scaling constants K (2^120 float, 2^1020 double) and the conversion of a
  * scaled final sum to log10 exactly as each implementation does it. */

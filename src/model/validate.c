@@ -78,36 +78,50 @@ static int mul_add_overflows(uint64_t a, uint64_t b, uint64_t *acc) {
   return 0;
 }
 
-static clphmm_status check_batch(const clphmm_batch *bt, size_t b,
-                                 uint64_t *pairs, uint64_t *cells) {
+clphmm_status cph_validate_batch_shape(const clphmm_batch *bt, size_t b) {
   if ((bt->n_reads > 0 && !bt->reads) ||
       (bt->n_haplotypes > 0 && !bt->haplotypes))
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "batch %zu: reads or haplotypes is NULL with a non-zero "
                      "count",
                      b);
-  uint64_t read_len = 0, hap_len = 0;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_validate_batch(const clphmm_batch *bt, size_t b) {
+  clphmm_status shape = cph_validate_batch_shape(bt, b);
+  if (shape)
+    return shape;
   for (size_t r = 0; r < bt->n_reads; r++) {
     clphmm_status st = check_read(&bt->reads[r], b, r);
     if (st)
       return st;
-    if (mul_add_overflows(1, bt->reads[r].length, &read_len))
-      return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                       "batch %zu: read lengths "
-                       "overflow",
-                       b);
   }
   for (size_t h = 0; h < bt->n_haplotypes; h++) {
     const clphmm_haplotype *hp = &bt->haplotypes[h];
     clphmm_status st = check_bases(hp->bases, hp->length, "haplotype", b, h);
     if (st)
       return st;
-    if (mul_add_overflows(1, hp->length, &hap_len))
+  }
+  return CLPHMM_SUCCESS;
+}
+
+/* Pairs and cells of a validated batch, added to the totals. */
+static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
+                                 uint64_t *pairs, uint64_t *cells) {
+  uint64_t read_len = 0, hap_len = 0;
+  for (size_t r = 0; r < bt->n_reads; r++)
+    if (mul_add_overflows(1, bt->reads[r].length, &read_len))
+      return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                       "batch %zu: read lengths "
+                       "overflow",
+                       b);
+  for (size_t h = 0; h < bt->n_haplotypes; h++)
+    if (mul_add_overflows(1, bt->haplotypes[h].length, &hap_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
                        "batch %zu: haplotype lengths "
                        "overflow",
                        b);
-  }
   if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs) ||
       mul_add_overflows(read_len, hap_len, cells))
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
@@ -117,15 +131,11 @@ static clphmm_status check_batch(const clphmm_batch *bt, size_t b,
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_validate_batches(const clphmm_batch *batches,
-                                   size_t n_batches, size_t *n_pairs,
-                                   uint64_t *n_cells) {
-  if (n_batches > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n_batches);
+clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
+                                size_t *n_pairs, uint64_t *n_cells) {
   uint64_t pairs = 0, cells = 0;
   for (size_t b = 0; b < n_batches; b++) {
-    clphmm_status st = check_batch(&batches[b], b, &pairs, &cells);
+    clphmm_status st = count_batch(&batches[b], b, &pairs, &cells);
     if (st)
       return st;
   }
@@ -137,6 +147,20 @@ clphmm_status cph_validate_batches(const clphmm_batch *batches,
   if (n_cells)
     *n_cells = cells;
   return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_validate_batches(const clphmm_batch *batches,
+                                   size_t n_batches, size_t *n_pairs,
+                                   uint64_t *n_cells) {
+  if (n_batches > 0 && !batches)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batches is NULL but n_batches is %zu", n_batches);
+  for (size_t b = 0; b < n_batches; b++) {
+    clphmm_status st = cph_validate_batch(&batches[b], b);
+    if (st)
+      return st;
+  }
+  return cph_count_batches(batches, n_batches, n_pairs, n_cells);
 }
 
 clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,

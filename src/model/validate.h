@@ -44,4 +44,14 @@ clphmm_status cph_validate_batches(const clphmm_batch *batches,
                                    size_t n_batches, size_t *n_pairs,
                                    uint64_t *n_cells);
 
+/* The parts of cph_validate_batches, for callers that validate batches in
+ * parallel: one batch's pointers, bases and qualities (`b` is its index,
+ * for messages), and the counts of validated batches. */
+clphmm_status cph_validate_batch(const clphmm_batch *batch, size_t b);
+/* Only the batch's own pointers (reads, haplotypes): what must hold before
+ * its reads' and haplotypes' lengths can be read. */
+clphmm_status cph_validate_batch_shape(const clphmm_batch *batch, size_t b);
+clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
+                                size_t *n_pairs, uint64_t *n_cells);
+
 #endif

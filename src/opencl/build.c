@@ -196,9 +196,18 @@ static clphmm_status from_source(const cph_builder *b, const char *opts,
   return st;
 }
 
-static int make_kernel(cl_program prog, cl_kernel *k, cl_int *err) {
-  *k = cph_cl.CreateKernel(prog, "pairhmm", err);
-  return *err == CL_SUCCESS ? 0 : -1;
+/* The program's kernels: the lane-group kernel, and the row preparation
+ * where the program has it (cl/prep.cl: not on devices whose scaled form
+ * lacks double arithmetic; the host prepares rows then). */
+static int make_kernel(cl_program prog, cph_kernel *out, cl_int *err) {
+  out->kernel = cph_cl.CreateKernel(prog, "pairhmm", err);
+  if (*err != CL_SUCCESS)
+    return -1;
+  cl_int perr;
+  out->prep = cph_cl.CreateKernel(prog, "prep_rows", &perr);
+  if (perr != CL_SUCCESS)
+    out->prep = NULL;
+  return 0;
 }
 
 /* Try the cache: 0 and *out set on a hit that builds, -1 otherwise (bad
@@ -219,7 +228,7 @@ static int try_cache(const cph_builder *b, const char *key, const char *opts,
     cl_int err;
     int bad = from_binary(b, bin, size, opts, &prog, refused, sizeof refused);
     free(bin);
-    if (!bad && make_kernel(prog, &out->kernel, &err)) {
+    if (!bad && make_kernel(prog, out, &err)) {
       cph_cl.ReleaseProgram(prog);
       snprintf(refused, sizeof refused, "clCreateKernel failed with %s (%d)",
                cph_cl_error_name(err), (int)err);
@@ -284,7 +293,7 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
   if (st)
     return st;
   cl_int err;
-  if (make_kernel(prog, &out->kernel, &err)) {
+  if (make_kernel(prog, out, &err)) {
     cph_cl.ReleaseProgram(prog);
     return cph_cl_fail(CLPHMM_ERROR_BUILD_FAILED, "clCreateKernel", err,
                        "creating kernel 'pairhmm'");
@@ -356,6 +365,9 @@ clphmm_status cph_kernel_obtain(const cph_builder *b, const cph_variant *v,
 void cph_kernel_release(cph_kernel *k) {
   if (k->kernel)
     cph_cl.ReleaseKernel(k->kernel);
+  if (k->prep)
+    cph_cl.ReleaseKernel(k->prep);
+  k->prep = NULL;
   if (k->program)
     cph_cl.ReleaseProgram(k->program);
   k->kernel = NULL;

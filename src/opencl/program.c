@@ -11,7 +11,7 @@
 
 /* Files concatenated, in order, into every program. */
 static const char *const program_files[] = {"prelude.cl", "shuffle.cl",
-                                            "pairhmm.cl"};
+                                            "pairhmm.cl", "prep.cl"};
 _Static_assert(sizeof program_files / sizeof *program_files ==
                    CPH_N_PROGRAM_FILES,
                "CPH_N_PROGRAM_FILES");

@@ -75,6 +75,7 @@ cph_variant cph_variant_fit(const cph_variant *v, int dbl,
 typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
+  cl_kernel prep; /* row preparation (cl/prep.cl), NULL where absent */
   cph_variant variant;
   int dbl;     /* built for double precision */
   int unsaved; /* built from source, not yet in the kernel cache */
@@ -84,7 +85,7 @@ typedef struct cph_kernel {
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
 /* The kernel source files, concatenated in order into every program. */
-#define CPH_N_PROGRAM_FILES 3
+#define CPH_N_PROGRAM_FILES 4
 typedef struct cph_sources {
   char *text[CPH_N_PROGRAM_FILES];
   size_t size[CPH_N_PROGRAM_FILES];

@@ -1,0 +1,97 @@
+/* Row preparation on the device (appended to every kernel program): the
+ * per-row transitions and priors of the lane-group kernel (ROW_STRIDE
+ * reals per row, the layouts of cph_row_f / cph_row_d and of the scaled
+ * form's cph_row_fs / cph_row_ds in src/model/model.h) from the raw bytes
+ * of the reads, so that the host sends 5 bytes per read row instead of 8
+ * reals. The arithmetic is the host's (cph_rows_scaled, cph_rows_float,
+ * cph_rows_double) operation by operation: the scaled form's constants in
+ * double from the tables of the flavor, rounded once to the program's
+ * precision; double division is correctly rounded in OpenCL and
+ * FP_CONTRACT is off (pairhmm.cl), so the rows are bit-identical to the
+ * host's (tests/test_prep.c). The scaled form needs double arithmetic: on
+ * devices without it the kernel is absent and the host prepares the rows.
+ *
+ * Tables (host: cph_prep_tables): the match-to-match table (CPH_MM_SIZE
+ * entries), then ph2pr, gapm = 1 - ph2pr, the match prior 1 - ph2pr and the
+ * mismatch prior ph2pr / 3 for phred 0..127, each computed by the host in
+ * the flavor's precision (in double for the scaled form, widened exactly
+ * from float in float mode). */
+#if !CPH_SCALED || CPH_DOUBLE || defined(cl_khr_fp64)
+#if CPH_SCALED && !CPH_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#if CPH_SCALED
+typedef double tab_t;
+#else
+typedef real tab_t;
+#endif
+#define NQUAL 128
+#define TAB_PH2PR (NQUAL * (NQUAL + 1) / 2)
+#define TAB_GAPM (TAB_PH2PR + NQUAL)
+#define TAB_MATCH (TAB_GAPM + NQUAL)
+#define TAB_MISMATCH (TAB_MATCH + NQUAL)
+
+static uint mm_index(uint i, uint d) {
+  const uint hi = max(i, d), lo = min(i, d);
+  return hi * (hi + 1) / 2 + lo;
+}
+
+/* One work-group per read: its work-items take the rows in turn, and the
+ * first computes the read's weights (a product along the read, in order).
+ * raw holds five arrays of n_rows bytes: base codes (read directly by the
+ * lane-group kernel), base, insertion and deletion qualities and gap
+ * continuation penalties. */
+__kernel void prep_rows(__global const uchar *raw, const uint n_rows,
+                        __global const uint2 *reads, /* (first row, length) */
+                        __global const tab_t *tab, __global real *rows,
+                        /* scaled form: per read (P_R, P_R-1 mx_R) */
+                        __global tab_t *weights) {
+  const uint r = get_group_id(0);
+  const uint2 rd = reads[r];
+  __global const uchar *qb = raw + (size_t)n_rows;
+  __global const uchar *qi = raw + 2 * (size_t)n_rows;
+  __global const uchar *qd = raw + 3 * (size_t)n_rows;
+  __global const uchar *qc = raw + 4 * (size_t)n_rows;
+  for (uint k = get_local_id(0); k < rd.y; k += get_local_size(0)) {
+    const uint s = rd.x + k;
+    const uint q = qb[s], i = qi[s], d = qd[s], c = qc[s];
+    __global real *o = rows + (size_t)s * ROW_STRIDE;
+#if CPH_SCALED
+    const tab_t mm = tab[mm_index(i, d)], gapm = tab[TAB_GAPM + c];
+    const tab_t mx = tab[TAB_PH2PR + i], gg = tab[TAB_PH2PR + c];
+    /* The row above: 1s above the first row. */
+    tab_t pmm = 1, pmx = 1, pmy = 1;
+    if (k > 0) {
+      const uint pi = qi[s - 1], pd = qd[s - 1];
+      pmm = tab[mm_index(pi, pd)];
+      pmx = tab[TAB_PH2PR + pi];
+      pmy = tab[TAB_PH2PR + pd];
+    }
+    o[0] = (real)(gapm * pmx / (mm * pmm));
+    o[1] = (real)(gapm * pmy / mm);
+    o[2] = (real)(gg * pmx / (mx * pmm));
+    o[3] = (real)gg;
+    o[4] = o[5] = (real)0;
+#else
+    o[0] = tab[mm_index(i, d)];
+    o[1] = tab[TAB_GAPM + c];
+    o[2] = tab[TAB_PH2PR + i];
+    o[3] = tab[TAB_PH2PR + c];
+    o[4] = tab[TAB_PH2PR + d];
+    o[5] = tab[TAB_PH2PR + c];
+#endif
+    o[6] = (real)tab[TAB_MATCH + q];
+    o[7] = (real)tab[TAB_MISMATCH + q];
+  }
+#if CPH_SCALED
+  if (get_local_id(0) == 0 && rd.y > 0) {
+    tab_t prod = 1;
+    for (uint k = 0; k + 1 < rd.y; k++)
+      prod *= tab[mm_index(qi[rd.x + k], qd[rd.x + k])];
+    const uint l = rd.x + rd.y - 1;
+    weights[2 * r] = prod * tab[mm_index(qi[l], qd[l])];
+    weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[l]];
+  }
+#endif
+}
+#endif

@@ -1,0 +1,519 @@
+/* The compute pipeline: validate, then cut the batches into chunks; while
+ * the device computes chunk k, the host stages and schedules chunk k+1 and
+ * then finishes chunk k (sums to log10 likelihoods, the pairs that need the
+ * double rescue collected). The rescue runs through the same pipeline as
+ * chunks of single pairs, in GKL's double flavor. Results go to a buffer
+ * of the context and reach `out` only when everything succeeded. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "engine/context.h"
+#include "engine/launch.h"
+#include "model/validate.h"
+#include "reference/reference.h"
+
+/* Chunks: about an eighth of the call's cells each (so that staging and
+ * finishing hide behind the device), but no fewer cells than fill a big
+ * GPU several times over, nor more than about a second of one. */
+#define CHUNK_MIN_CELLS ((uint64_t)1 << 28)
+#define CHUNK_MAX_CELLS ((uint64_t)1 << 34)
+#define CHUNK_MAX_PAIRS ((uint64_t)1 << 22)
+#define CHUNK_PARTS 8
+
+/* Where the next chunk starts, and how large chunks may be. */
+typedef struct cursor {
+  const clphmm_batch *batches;
+  size_t n_batches, batch, read, out;
+  uint64_t max_cells, max_pairs, max_bytes;
+  size_t real_size;
+} cursor;
+
+/* The per-call state of the pipeline. */
+typedef struct call {
+  clphmm_context *ctx;
+  const clphmm_batch *batches;
+  size_t n_batches;
+  double *results;
+  cph_pair *rescue; /* float results recomputed in double */
+  size_t n_rescue, cap_rescue;
+  cph_piece *pieces;
+  size_t cap_pieces;
+} call;
+
+static uint64_t hap_cells_words(const clphmm_batch *bt, uint64_t *words) {
+  uint64_t len = 0;
+  *words = 0;
+  for (size_t h = 0; h < bt->n_haplotypes; h++) {
+    len += bt->haplotypes[h].length;
+    *words += cph_hap_words(bt->haplotypes[h].length);
+  }
+  return len;
+}
+
+static int add_piece(call *c, size_t *n, cph_piece p) {
+  if (*n == c->cap_pieces) {
+    size_t cap = c->cap_pieces ? 2 * c->cap_pieces : 64;
+    cph_piece *np = realloc(c->pieces, cap * sizeof *np);
+    if (!np)
+      return 0;
+    c->pieces = np;
+    c->cap_pieces = cap;
+  }
+  c->pieces[(*n)++] = p;
+  return 1;
+}
+
+/* The pieces of the next chunk from `cur` (none at the end): whole reads,
+ * at least one, until a bound is reached. */
+static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
+  uint64_t cells = 0, pairs = 0, bytes = 0;
+  size_t n = 0;
+  while (cur->batch < cur->n_batches) {
+    const clphmm_batch *bt = &cur->batches[cur->batch];
+    uint64_t words, hap_len = hap_cells_words(bt, &words);
+    size_t r = cur->read;
+    uint64_t pbytes =
+        cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
+    for (; r < bt->n_reads; r++) {
+      const uint64_t len = bt->reads[r].length;
+      const uint64_t rb =
+          cph_stage_device_bytes(len, 0, 1, bt->n_haplotypes, cur->real_size);
+      const int empty = n == 0 && r == cur->read;
+      if (!empty && (cells + len * hap_len > cur->max_cells ||
+                     pairs + bt->n_haplotypes > cur->max_pairs ||
+                     bytes + pbytes + rb > cur->max_bytes))
+        break;
+      cells += len * hap_len;
+      pairs += bt->n_haplotypes;
+      pbytes += rb;
+    }
+    if (r > cur->read || bt->n_reads == 0) {
+      if (!add_piece(c, &n, (cph_piece){cur->batch, cur->read, r, cur->out}))
+        return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for chunks");
+      bytes += pbytes;
+      cur->out += (r - cur->read) * bt->n_haplotypes;
+    }
+    if (r < bt->n_reads) {
+      cur->read = r;
+      break;
+    }
+    cur->batch++;
+    cur->read = 0;
+  }
+  *n_pieces = n;
+  return CLPHMM_SUCCESS;
+}
+
+/* ---- finishing ------------------------------------------------------- */
+
+/* A job's scaled final sum, widened to double; the scaled form's two
+ * last-row sums combined with the read's weights, in double. */
+static double job_sum(const cph_slot *s, const cph_job *jb) {
+  const cph_stage *st = &s->stage;
+  const double *w = (const double *)st->weights.ptr + 2 * jb->read;
+  if (st->real_size == sizeof(double)) {
+    const double *v = s->sums.ptr;
+    return st->scaled ? w[0] * v[2 * (size_t)jb->slot] +
+                            w[1] * v[2 * (size_t)jb->slot + 1]
+                      : v[jb->slot];
+  }
+  const float *v = s->sums.ptr;
+  return st->scaled ? w[0] * (double)v[2 * (size_t)jb->slot] +
+                          w[1] * (double)v[2 * (size_t)jb->slot + 1]
+                    : (double)v[jb->slot];
+}
+
+/* GKL's double computation of one pair with the CPU reference. */
+static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
+  double s;
+  clphmm_status st =
+      cph_reference_pair_double(p->read, p->hap, CPH_GKL_DOUBLE, &s);
+  if (!st)
+    results[p->out] = cph_log10_double(s);
+  return st;
+}
+
+/* Whether a device's double rescue sum stands. The scaled form's is
+ * GKL's double computation unless its scaled values overflowed (the sum is
+ * then not finite: extreme quality jumps, insertion and deletion qualities
+ * both 0) or its weights lost precision (below the normal range). */
+static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
+  const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
+  return !s->stage.scaled ||
+         (isfinite(sum) && w[0] >= DBL_MIN && w[1] >= DBL_MIN);
+}
+
+/* Finishing runs on the pool in parts of this many jobs. */
+#define FINISH_PART 8192
+
+typedef struct finish_task {
+  call *c;
+  const cph_slot *s;
+  int rescue_pass; /* the jobs are rescue pairs */
+  /* Per part: rescue candidates found (float pass) or CPU fallbacks
+   * needed (rescue pass), as job indices, and a status. */
+  size_t *which, *n_which;
+  clphmm_status *status;
+} finish_task;
+
+static void finish_part(void *arg, size_t part) {
+  finish_task *t = arg;
+  const cph_stage *st = &t->s->stage;
+  const size_t lo = part * FINISH_PART,
+               hi = lo + FINISH_PART < st->n_jobs ? lo + FINISH_PART
+                                                  : st->n_jobs;
+  const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  size_t nw = 0;
+  for (size_t i = lo; i < hi; i++) {
+    const cph_job *jb = &st->jobs[i];
+    const double sum = job_sum(t->s, jb);
+    if (t->rescue_pass) {
+      if (rescue_sum_ok(t->s, jb, sum))
+        t->c->results[jb->out] = cph_log10_double(sum);
+      else
+        t->which[lo + nw++] = i;
+    } else if (dbl_mode) {
+      t->c->results[jb->out] = cph_log10_double(sum);
+    } else {
+      const float f = (float)sum;
+      if (cph_needs_rescue(f))
+        t->which[lo + nw++] = i;
+      else
+        t->c->results[jb->out] = cph_log10_float(f);
+    }
+  }
+  t->n_which[part] = nw;
+}
+
+static clphmm_status add_rescue(call *c, const cph_job *jb) {
+  if (c->n_rescue == c->cap_rescue) {
+    size_t cap = c->cap_rescue ? 2 * c->cap_rescue : 256;
+    cph_pair *p = realloc(c->rescue, cap * sizeof *p);
+    if (!p)
+      return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
+    c->rescue = p;
+    c->cap_rescue = cap;
+  }
+  c->rescue[c->n_rescue++] = (cph_pair){jb->rd, jb->hp, jb->out};
+  return CLPHMM_SUCCESS;
+}
+
+/* Results of a collected chunk; pairs to rescue (float pass) or to compute
+ * on the CPU (rescue pass) in job order. */
+static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
+  const size_t n = s->stage.n_jobs, parts = (n + FINISH_PART - 1) / FINISH_PART;
+  if (n == 0)
+    return CLPHMM_SUCCESS;
+  size_t *which = malloc(n * sizeof *which);
+  size_t *n_which = calloc(parts, sizeof *n_which);
+  clphmm_status st = which && n_which ? CLPHMM_SUCCESS
+                                      : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                                                  "no memory for results");
+  finish_task t = {c, s, rescue_pass, which, n_which, NULL};
+  if (!st)
+    cph_pool_for(c->ctx->pool, parts, finish_part, &t);
+  for (size_t p = 0; p < parts && !st; p++)
+    for (size_t i = 0; i < n_which[p] && !st; i++) {
+      const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
+      if (rescue_pass) {
+        const cph_pair pr = {jb->rd, jb->hp, jb->out};
+        st = rescue_on_cpu(&pr, c->results);
+      } else {
+        st = add_rescue(c, jb);
+      }
+    }
+  free(which);
+  free(n_which);
+  return st;
+}
+
+/* ---- the pipeline ---------------------------------------------------- */
+#ifdef CPH_TRACE
+#include <stdio.h>
+#define TRACE(...) fprintf(stderr, __VA_ARGS__)
+#else
+#define TRACE(...) ((void)0)
+#endif
+
+/* Stage, schedule and submit the chunk of `pieces` (or of rescue pairs)
+ * into slot s. */
+static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
+                                 const cph_piece *pieces, size_t n_pieces,
+                                 const cph_pair *pairs, size_t n_pairs) {
+  clphmm_context *ctx = c->ctx;
+  cph_stage *st = &s->stage;
+  const cph_variant *v0 = &ctx->variants[dbl].v[0];
+  const int float_mode = ctx->precision == CLPHMM_PRECISION_FLOAT;
+  st->flavor = !dbl ? CPH_GKL_FLOAT : float_mode ? CPH_GKL_DOUBLE
+                                                 : CPH_JAVA_DOUBLE;
+  st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
+  st->real_size = dbl ? sizeof(double) : sizeof(float);
+  s->dbl = dbl;
+  const double t0 = cph_now();
+  clphmm_status rc;
+  /* Rows are prepared here when the device lacks the kernel for it (no
+   * double arithmetic for the scaled form) or when told so. */
+  const cph_kernel *k0;
+  rc = cph_context_kernel(ctx, 0, dbl, &k0);
+  st->host_prep = ctx->host_prep || (!rc && !k0->prep);
+  if (!rc)
+    rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
+                                   pieces, n_pieces, c->results)
+                : cph_stage_pairs(&ctx->bufs, ctx->pool, st, pairs, n_pairs);
+  const double t1 = cph_now();
+  if (!rc)
+    rc = cph_schedule(ctx, dbl, st, &s->sched);
+  const double t2 = cph_now();
+  ctx->stats.prepare_seconds += cph_now() - t0;
+  if (!rc && st->n_jobs)
+    rc = cph_submit(ctx, s);
+  (void)t1;
+  (void)t2;
+  TRACE("chunk dbl=%d jobs=%zu stage %.2f ms sched %.2f ms submit %.2f ms\n", dbl, st->n_jobs, (t1-t0)*1e3, (t2-t1)*1e3, (cph_now()-t2)*1e3);
+  ctx->stats.chunks++;
+  return rc;
+}
+
+static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
+  const double tw = cph_now();
+  clphmm_status rc = cph_collect(c->ctx, s);
+  const double t0 = cph_now();
+  if (!rc)
+    rc = finish(c, s, rescue_pass);
+  (void)tw;
+  TRACE("end wait %.2f ms finish %.2f ms\n", (t0-tw)*1e3, (cph_now()-t0)*1e3);
+  c->ctx->stats.finish_seconds += cph_now() - t0;
+  return rc;
+}
+
+/* The chunk bounds of a call of `cells` cells. */
+static void chunk_bounds(const clphmm_context *ctx, uint64_t cells,
+                         cursor *cur) {
+  uint64_t per = cells / CHUNK_PARTS;
+  per = per < CHUNK_MIN_CELLS ? CHUNK_MIN_CELLS
+        : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
+                                : per;
+  const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
+  cur->max_cells = per / div ? per / div : 1;
+  cur->max_pairs = CHUNK_MAX_PAIRS / div ? CHUNK_MAX_PAIRS / div : 1;
+  cur->max_bytes = ctx->max_device_bytes / 2 / div;
+}
+
+/* Collect the chunk in the other slot after a failure, so that nothing is
+ * left in flight. */
+static void drain(clphmm_context *ctx) {
+  if (ctx->queue)
+    cph_cl.Finish(ctx->queue);
+  for (int i = 0; i < CPH_SLOTS; i++)
+    cph_slot_abandon(&ctx->slots[i]);
+}
+
+/* Whether a failed chunk is retried smaller: an allocation failed, and the
+ * chunk has more than one read (one read against its haplotypes, or one
+ * rescue pair, is the smallest piece of work). Then everything in flight
+ * is waited for and every buffer released. */
+static int can_retry(clphmm_context *ctx, clphmm_status rc, size_t n_pieces,
+                     const cph_piece *pieces) {
+  if (rc != CLPHMM_ERROR_OPENCL || !ctx->alloc_failed ||
+      ctx->chunk_div >= (1u << 30))
+    return 0;
+  if (pieces && n_pieces == 1 && pieces[0].r1 - pieces[0].r0 <= 1)
+    return 0;
+  if (!pieces && n_pieces <= 1)
+    return 0;
+  drain(ctx);
+  return 1;
+}
+
+/* After can_retry: release the buffers and make chunks smaller. */
+static void shrink(clphmm_context *ctx) {
+  cph_engine_release(ctx);
+  ctx->chunk_div = ctx->chunk_div ? 2 * ctx->chunk_div : 2;
+  ctx->diag.alloc_retries++;
+}
+
+/* The float or double pass over all batches. */
+static clphmm_status main_pass(call *c, uint64_t cells) {
+  clphmm_context *ctx = c->ctx;
+  const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  cursor cur = {c->batches, c->n_batches, 0, 0, 0, 0, 0, 0,
+                dbl ? sizeof(double) : sizeof(float)};
+  chunk_bounds(ctx, cells, &cur);
+  cph_slot *prev = NULL;
+  clphmm_status rc = CLPHMM_SUCCESS;
+  for (unsigned k = 0; !rc; k++) {
+    cph_slot *s = &ctx->slots[k % CPH_SLOTS];
+    const cursor at = cur;
+    size_t n = 0;
+    rc = next_chunk(c, &cur, &n);
+    if (rc || n == 0)
+      break;
+    rc = start_chunk(c, s, dbl, c->pieces, n, NULL, 0);
+    if (rc && can_retry(ctx, rc, n, c->pieces)) {
+      /* The chunk before has completed in the drain: finish it. */
+      rc = prev ? finish(c, prev, 0) : CLPHMM_SUCCESS;
+      prev = NULL;
+      shrink(ctx);
+      cur = at;
+      chunk_bounds(ctx, cells, &cur);
+      continue;
+    }
+    if (!rc && prev)
+      rc = end_chunk(c, prev, 0);
+    prev = rc ? NULL : s;
+  }
+  if (!rc && prev)
+    rc = end_chunk(c, prev, 0);
+  return rc;
+}
+
+/* The double rescue of the collected pairs: on the device in chunks when
+ * it has double precision, else (and for pairs whose scaled double sum
+ * does not stand) with the CPU reference. */
+#define RESCUE_CHUNK_PAIRS ((size_t)1 << 18)
+
+typedef struct cpu_rescue_task {
+  const call *c;
+  size_t part;
+  clphmm_status *status;
+} cpu_rescue_task;
+
+static void cpu_rescue_part(void *arg, size_t p) {
+  cpu_rescue_task *t = arg;
+  const size_t lo = p * t->part,
+               hi = lo + t->part < t->c->n_rescue ? lo + t->part
+                                                  : t->c->n_rescue;
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t i = lo; i < hi && !st; i++)
+    st = rescue_on_cpu(&t->c->rescue[i], t->c->results);
+  t->status[p] = st;
+}
+
+static clphmm_status rescue_on_cpus(call *c) {
+  const size_t part = 16, parts = (c->n_rescue + part - 1) / part;
+  clphmm_status *status = calloc(parts ? parts : 1, sizeof *status);
+  if (!status)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue");
+  cpu_rescue_task t = {c, part, status};
+  cph_pool_for(c->ctx->pool, parts, cpu_rescue_part, &t);
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t p = 0; p < parts && !st; p++)
+    st = status[p];
+  free(status);
+  /* (A failure's message was set on a pool thread: the CPU reference
+   * fails only on absurd sizes, which validation already refused.) */
+  return st ? cph_error(st, "the double rescue on the CPU failed") : st;
+}
+
+static clphmm_status rescue_pass(call *c) {
+  clphmm_context *ctx = c->ctx;
+  if (c->n_rescue == 0)
+    return CLPHMM_SUCCESS;
+  const double t0 = cph_now();
+  ctx->stats.rescued_pairs += c->n_rescue;
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (!ctx->dev.info.has_fp64) {
+    rc = rescue_on_cpus(c);
+  } else {
+    for (size_t at = 0; at < c->n_rescue && !rc;) {
+      size_t n = c->n_rescue - at;
+      const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
+      size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
+      n = n < most ? n : most;
+      cph_slot *s = &ctx->slots[0];
+      rc = start_chunk(c, s, 1, NULL, 0, c->rescue + at, n);
+      if (!rc)
+        rc = end_chunk(c, s, 1);
+      if (rc && can_retry(ctx, rc, n, NULL)) {
+        shrink(ctx);
+        rc = CLPHMM_SUCCESS;
+        continue;
+      }
+      at += n;
+    }
+  }
+  ctx->stats.rescue_seconds += cph_now() - t0;
+  return rc;
+}
+
+/* ---- validation ------------------------------------------------------ */
+
+/* What must hold before staging can read the batches: their own pointers,
+ * and sizes that do not overflow. Staging checks bases and qualities as
+ * it copies them (stage.c). */
+static clphmm_status validate(const clphmm_batch *batches, size_t n,
+                              size_t *n_pairs, uint64_t *cells) {
+  if (n > 0 && !batches)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batches is NULL but n_batches is %zu", n);
+  for (size_t b = 0; b < n; b++) {
+    clphmm_status st = cph_validate_batch_shape(&batches[b], b);
+    if (st)
+      return st;
+  }
+  return cph_count_batches(batches, n, n_pairs, cells);
+}
+
+/* Zero the statistics and name the bins (one per variant). */
+static void reset_stats(clphmm_context *ctx) {
+  const cph_variant_set *vs =
+      &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
+  memset(&ctx->stats, 0, sizeof ctx->stats);
+  ctx->stats.n_bins = vs->n;
+  for (size_t i = 0; i < vs->n; i++) {
+    const cph_variant *v = &vs->v[i];
+    clphmm_bin_stats *b = &ctx->stats.bins[i];
+    b->max_rows = v->seq ? UINT32_MAX : cph_variant_rows(v);
+    snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
+             v->seq ? ":long" : "");
+  }
+}
+
+clphmm_status cph_engine_compute(clphmm_context *ctx,
+                                 const clphmm_batch *batches, size_t n_batches,
+                                 double *out) {
+  const double t0 = cph_now();
+  size_t n_pairs;
+  uint64_t cells;
+  clphmm_status rc =
+      validate(batches, n_batches, &n_pairs, &cells);
+  if (rc)
+    return rc;
+  if (n_pairs > 0 && !out)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  clphmm_stats before = ctx->stats;
+  reset_stats(ctx);
+  ctx->stats.prepare_seconds = cph_now() - t0;
+  TRACE("validate %.2f ms\n", (cph_now()-t0)*1e3);
+  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, NULL, 0};
+  c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
+  if (!c.results)
+    rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",
+                   n_pairs);
+  ctx->chunk_div = 1;
+  if (!rc)
+    rc = main_pass(&c, cells);
+  if (!rc)
+    rc = rescue_pass(&c);
+  if (rc)
+    drain(ctx);
+  if (!rc) {
+    const double t1 = cph_now();
+    if (n_pairs)
+      memcpy(out, c.results, n_pairs * sizeof *out);
+    ctx->stats.pairs = n_pairs;
+    ctx->stats.cells = cells;
+    ctx->stats.finish_seconds += cph_now() - t1;
+    ctx->stats.wall_seconds = cph_now() - t0;
+  } else {
+    ctx->stats = before;
+  }
+  free(c.results);
+  free(c.rescue);
+  free(c.pieces);
+  return rc;
+}

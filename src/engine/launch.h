@@ -1,0 +1,22 @@
+/* Running a staged and scheduled chunk on the device: one in-order queue
+ * takes the copies in, the row preparation, the launches and the copies
+ * out, without waiting; the host waits for a chunk only when it needs its
+ * results, so the next chunk is staged while this one computes. */
+#ifndef CLPHMM_LAUNCH_H
+#define CLPHMM_LAUNCH_H
+
+#include "engine/context.h"
+
+/* Enqueue everything of the chunk in `slot` (staged and scheduled). */
+clphmm_status cph_submit(clphmm_context *ctx, cph_slot *slot);
+
+/* Wait for the chunk in `slot`, add its device times to the statistics and
+ * release its events. The sums are then in slot->sums (2 reals per slot in
+ * the scaled form, else 1) and, when the device prepared the rows, the
+ * weights in slot->stage.weights. */
+clphmm_status cph_collect(clphmm_context *ctx, cph_slot *slot);
+
+/* Drop the events of a chunk that will not be collected (after a failure). */
+void cph_slot_abandon(cph_slot *slot);
+
+#endif

@@ -1,0 +1,122 @@
+#include "engine/pool.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct cph_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t work, done;
+  pthread_t *threads;
+  unsigned n_workers;
+  /* The current parallel for: tasks [next, n) are left; `busy` workers
+   * are inside it; `generation` counts calls so that a worker joins each
+   * call once. */
+  void (*fn)(void *, size_t);
+  void *arg;
+  size_t next, n;
+  unsigned busy;
+  unsigned long generation;
+  int stop;
+};
+
+/* Take and run tasks until none is left. Called with the lock held;
+ * returns with it held. */
+static void drain(cph_pool *p) {
+  while (p->next < p->n) {
+    size_t i = p->next++;
+    void (*fn)(void *, size_t) = p->fn;
+    void *arg = p->arg;
+    pthread_mutex_unlock(&p->lock);
+    fn(arg, i);
+    pthread_mutex_lock(&p->lock);
+  }
+}
+
+static void *worker(void *arg) {
+  cph_pool *p = arg;
+  unsigned long seen = 0;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    while (!p->stop && p->generation == seen)
+      pthread_cond_wait(&p->work, &p->lock);
+    if (p->stop)
+      break;
+    seen = p->generation;
+    p->busy++;
+    drain(p);
+    if (--p->busy == 0)
+      pthread_cond_signal(&p->done);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static unsigned online_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > CPH_POOL_MAX ? CPH_POOL_MAX : (unsigned)n;
+}
+
+cph_pool *cph_pool_create(unsigned threads) {
+  if (threads == 0)
+    threads = online_cpus();
+  if (threads > CPH_POOL_MAX)
+    threads = CPH_POOL_MAX;
+  cph_pool *p = calloc(1, sizeof *p);
+  if (!p)
+    return NULL;
+  p->threads = calloc(threads, sizeof *p->threads);
+  if (!p->threads || pthread_mutex_init(&p->lock, NULL)) {
+    free(p->threads);
+    free(p);
+    return NULL;
+  }
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->done, NULL);
+  for (unsigned i = 0; i + 1 < threads; i++) {
+    if (pthread_create(&p->threads[i], NULL, worker, p))
+      break;
+    p->n_workers++;
+  }
+  return p;
+}
+
+void cph_pool_destroy(cph_pool *p) {
+  if (!p)
+    return;
+  pthread_mutex_lock(&p->lock);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  for (unsigned i = 0; i < p->n_workers; i++)
+    pthread_join(p->threads[i], NULL);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->lock);
+  free(p->threads);
+  free(p);
+}
+
+unsigned cph_pool_threads(const cph_pool *p) {
+  return p ? p->n_workers + 1 : 1;
+}
+
+void cph_pool_for(cph_pool *p, size_t n, void (*fn)(void *arg, size_t i),
+                  void *arg) {
+  if (!p || p->n_workers == 0 || n < 2) {
+    for (size_t i = 0; i < n; i++)
+      fn(arg, i);
+    return;
+  }
+  pthread_mutex_lock(&p->lock);
+  p->fn = fn;
+  p->arg = arg;
+  p->next = 0;
+  p->n = n;
+  p->generation++;
+  pthread_cond_broadcast(&p->work);
+  drain(p);
+  while (p->busy > 0)
+    pthread_cond_wait(&p->done, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}

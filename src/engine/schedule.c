@@ -1,0 +1,437 @@
+#include "engine/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#ifdef CPH_TRACE
+#include <stdio.h>
+#endif
+#include "engine/context.h"
+
+/* Boundary-row scratch allowed per launch of the multi-tile bin (also
+ * bounded by the device's largest allocation). */
+#define MAX_BOUND_BYTES ((uint64_t)1 << 30)
+
+/* Launches of fewer pairs than this many per compute unit and lane group
+ * run the tiles of long reads concurrently (unless told otherwise): on the
+ * H200 (bb53fcd), the float pass of 2388 pairs of 2048 bases ran at 2.99
+ * TCUPS with four concurrent tiles against 2.78 one after the other, that
+ * of 9537 pairs of 1024 bases at 2.97 with two or four against 2.98:
+ * concurrent tiles cost about LAG steps per tile slot and a barrier per
+ * four steps, and gain nothing when the device is already full. Short
+ * launches (the double rescue of a few pairs) gain latency: at 1024 bases
+ * the rescue of three pairs took 0.13 ms with four concurrent 256-row
+ * double tiles, 0.55 ms with 384-row tiles one after the other. */
+#define COOP_PAIRS_PER_UNIT 8
+
+void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
+  cph_hostbuf_release(c, &s->pairs);
+  cph_hostbuf_release(c, &s->groups);
+  free(s->launches);
+  free(s->keys);
+  free(s->tmp);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- order ----------------------------------------------------------- */
+
+/* Sort key of a job: bin, tiles, haplotype length (clamped to their
+ * fields), then the job's index; sorting the 64-bit keys gives the order
+ * of the old comparison sort (bin, tiles, H, job). */
+static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j) {
+  const uint64_t t = tiles < 0x3fff ? tiles : 0x3fff;
+  const uint64_t h = H < 0x3fff ? H : 0x3fff;
+  return (uint64_t)bin << 60 | t << 46 | h << 32 | (uint64_t)j;
+}
+
+/* Jobs are ordered on the pool in ranges of this many. */
+#define ORDER_RANGE 16384
+
+/* The pool's share of a stable radix sort of keys[0..n) by their upper 32
+ * bits (the lower ones, job indices, are already in order), one byte per
+ * pass, skipping bytes that no key changes: each range counts its digits,
+ * the caller turns the counts into offsets, each range scatters. */
+typedef struct radix {
+  uint64_t *src, *dst;
+  size_t n, per, ranges;
+  unsigned shift;
+  size_t (*count)[256];
+} radix;
+
+static void radix_count(void *arg, size_t r) {
+  radix *x = arg;
+  const size_t lo = r * x->per, hi = lo + x->per < x->n ? lo + x->per : x->n;
+  size_t *c = x->count[r];
+  memset(c, 0, 256 * sizeof *c);
+  for (size_t i = lo; i < hi; i++)
+    c[(x->src[i] >> x->shift) & 0xff]++;
+}
+
+static void radix_scatter(void *arg, size_t r) {
+  radix *x = arg;
+  const size_t lo = r * x->per, hi = lo + x->per < x->n ? lo + x->per : x->n;
+  size_t *at = x->count[r];
+  for (size_t i = lo; i < hi; i++)
+    x->dst[at[(x->src[i] >> x->shift) & 0xff]++] = x->src[i];
+}
+
+static int sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
+  uint64_t all_and = ~(uint64_t)0, all_or = 0;
+  for (size_t i = 0; i < n; i++) {
+    all_and &= keys[i];
+    all_or |= keys[i];
+  }
+  radix x = {keys, tmp, n, ORDER_RANGE, (n + ORDER_RANGE - 1) / ORDER_RANGE,
+             0, NULL};
+  x.count = malloc((x.ranges ? x.ranges : 1) * sizeof *x.count);
+  if (!x.count)
+    return 0;
+  for (x.shift = 32; x.shift < 64; x.shift += 8) {
+    if (!(((all_and ^ all_or) >> x.shift) & 0xff))
+      continue;
+    cph_pool_for(pool, x.ranges, radix_count, &x);
+    size_t at = 0; /* digit by digit, range by range */
+    for (unsigned d = 0; d < 256; d++)
+      for (size_t r = 0; r < x.ranges; r++) {
+        const size_t c = x.count[r][d];
+        x.count[r][d] = at;
+        at += c;
+      }
+    cph_pool_for(pool, x.ranges, radix_scatter, &x);
+    uint64_t *t = x.src;
+    x.src = x.dst;
+    x.dst = t;
+  }
+  if (x.src != keys)
+    memcpy(keys, x.src, n * sizeof *keys);
+  free(x.count);
+  return 1;
+}
+
+static size_t key_job(uint64_t key) {
+  return (size_t)(key & 0xffffffffu);
+}
+
+static uint32_t key_bin(uint64_t key) {
+  return (uint32_t)(key >> 60);
+}
+
+/* Keys are made on the pool in two steps: each job's bin (kept in its slot
+ * field until the launches are planned), then, with the kernels of the
+ * bins built, the keys with tiles counted for the kernel that will run
+ * them (it may be a simpler fallback variant). */
+typedef struct key_task {
+  const cph_variant_set *vs;
+  cph_job *jobs;
+  uint64_t *keys;
+  size_t n;
+  uint32_t *used; /* per range: bit b = bin b used */
+  uint32_t rows[CPH_MAX_VARIANTS];
+} key_task;
+
+static void bin_range(void *arg, size_t r) {
+  key_task *t = arg;
+  const size_t lo = r * ORDER_RANGE,
+               hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
+  uint32_t last_R = 0, bin = 0, used = 0;
+  for (size_t i = lo; i < hi; i++) {
+    if (i == lo || t->jobs[i].R != last_R) { /* a read's pairs come together */
+      last_R = t->jobs[i].R;
+      bin = (uint32_t)cph_plan_bin(t->vs, last_R);
+    }
+    t->jobs[i].slot = bin;
+    used |= 1u << bin;
+  }
+  t->used[r] = used;
+}
+
+static void key_range(void *arg, size_t r) {
+  key_task *t = arg;
+  const size_t lo = r * ORDER_RANGE,
+               hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
+  for (size_t i = lo; i < hi; i++) {
+    const cph_job *jb = &t->jobs[i];
+    const uint32_t rows = t->rows[jb->slot];
+    t->keys[i] = job_key(jb->slot, (jb->R + rows - 1) / rows, jb->H, i);
+  }
+}
+
+/* Build the kernels of the bins the jobs use, then sort the jobs. */
+static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
+                                const cph_stage *stage, cph_sched *s,
+                                const cph_kernel **kernels) {
+  const size_t n = stage->n_jobs, ranges = (n + ORDER_RANGE - 1) / ORDER_RANGE;
+  if (n > s->cap_keys) {
+    free(s->keys);
+    free(s->tmp);
+    s->keys = malloc(n * sizeof *s->keys);
+    s->tmp = malloc(n * sizeof *s->tmp);
+    s->cap_keys = s->keys && s->tmp ? n : 0;
+  }
+  key_task t = {&ctx->variants[dbl], stage->jobs, s->keys, n, NULL, {0}};
+  t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
+  if (!t.used || (n && !s->cap_keys)) {
+    free(t.used);
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "no memory to order %zu pairs", n);
+  }
+  cph_pool_for(ctx->pool, ranges, bin_range, &t);
+  uint32_t used = 0;
+  for (size_t r = 0; r < ranges; r++)
+    used |= t.used[r];
+  free(t.used);
+  for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
+    if (!(used >> b & 1))
+      continue;
+    clphmm_status st = cph_context_kernel(ctx, b, dbl, &kernels[b]);
+    if (st)
+      return st;
+    t.rows[b] = cph_variant_rows(&kernels[b]->variant);
+  }
+  cph_pool_for(ctx->pool, ranges, key_range, &t);
+  if (!sort_keys(ctx->pool, s->keys, s->tmp, n))
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
+                     "no memory to order %zu pairs", n);
+  return CLPHMM_SUCCESS;
+}
+
+/* ---- launches -------------------------------------------------------- */
+
+static uint32_t tiles_of(const cph_job *jb, const cph_variant *v) {
+  const uint32_t rows = cph_variant_rows(v);
+  return (jb->R + rows - 1) / rows;
+}
+
+/* Tile slots for the launch of keys[start..n) of a bin on `v`. */
+static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
+                            const uint64_t *keys, size_t start, size_t n,
+                            const cph_variant *v) {
+  const uint32_t tiles = tiles_of(&stage->jobs[key_job(keys[start])], v);
+  if (ctx->max_coop) /* CLPHMM_CONCURRENT_TILES */
+    return cph_variant_coop(v, tiles, ctx->max_coop);
+  const uint64_t full =
+      (uint64_t)COOP_PAIRS_PER_UNIT *
+      (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
+      (v->wg / v->g);
+  size_t same = 0; /* pairs with this tile count: the launch at most */
+  while (start + same < n && same < full &&
+         tiles_of(&stage->jobs[key_job(keys[start + same])], v) == tiles)
+    same++;
+  return same < full ? cph_variant_coop(v, tiles, 0) : 1;
+}
+
+/* End of the launch that starts at keys[start] with `coop` tile slots: as
+ * many jobs as fit the cells per launch and the boundary scratch, and,
+ * with concurrent tiles, have as many tiles. */
+static size_t launch_end(const clphmm_context *ctx, const cph_stage *stage,
+                         const uint64_t *keys, size_t n, size_t start,
+                         const cph_variant *v, unsigned coop) {
+  const uint64_t ppw = v->wg / v->g / coop, real = stage->real_size;
+  uint64_t bound_cap = MAX_BOUND_BYTES;
+  if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
+    bound_cap = ctx->dev.max_alloc_bytes;
+  uint64_t cells = 0;
+  uint32_t max_h = 0, max_tiles = 1;
+  const uint32_t tiles0 = tiles_of(&stage->jobs[key_job(keys[start])], v);
+  size_t end = start;
+  for (; end < n; end++) {
+    const cph_job *jb = &stage->jobs[key_job(keys[end])];
+    const uint32_t t = tiles_of(jb, v);
+    uint64_t c = (uint64_t)jb->R * jb->H;
+    uint32_t mh = jb->H > max_h ? jb->H : max_h;
+    uint32_t mt = t > max_tiles ? t : max_tiles;
+    uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
+    uint64_t bound = mt > 1 ? slots * 4 * (mh + v->g + 5ull) * real : 0;
+    if (end > start && (cells + c > ctx->max_cells || bound > bound_cap ||
+                        (coop > 1 && t != tiles0)))
+      break;
+    cells += c;
+    max_h = mh;
+    max_tiles = mt;
+  }
+  return end;
+}
+
+/* A block of work-groups of one launch, filled on the pool: its pair and
+ * work-group entries, and what the launch needs to know of them. */
+#define FILL_GROUPS 256
+typedef struct fill_block {
+  const cph_launch *L;
+  size_t key_at, n; /* jobs keys[key_at .. key_at + n) */
+  size_t slot, group;
+  uint64_t cells;
+  uint32_t max_steps, max_tiles;
+} fill_block;
+
+typedef struct fill_task {
+  cph_stage *stage;
+  cph_sched *s;
+  fill_block *blocks;
+} fill_task;
+
+static void fill_block_run(void *arg, size_t i) {
+  fill_task *t = arg;
+  fill_block *fb = &t->blocks[i];
+  const cph_variant *v = &fb->L->k->variant;
+  const unsigned ppw = v->wg / v->g / fb->L->coop;
+  const size_t n_groups = (fb->n + ppw - 1) / ppw;
+  uint32_t *pairs = (uint32_t *)t->s->pairs.ptr + 4 * fb->slot;
+  uint32_t *groups = (uint32_t *)t->s->groups.ptr + 2 * fb->group;
+  memset(pairs, 0, n_groups * ppw * 4 * sizeof *pairs);
+  memset(groups, 0, n_groups * 2 * sizeof *groups);
+  fb->max_steps = 0;
+  fb->max_tiles = 1;
+  fb->cells = 0;
+  for (size_t i2 = 0; i2 < fb->n; i2++) {
+    cph_job *jb = &t->stage->jobs[key_job(t->s->keys[fb->key_at + i2])];
+    uint32_t *pr = &pairs[4 * i2], *gr = &groups[2 * (i2 / ppw)];
+    const uint32_t tiles = tiles_of(jb, v);
+    jb->slot = (uint32_t)(fb->slot + i2);
+    pr[0] = jb->row_off;
+    pr[1] = jb->R;
+    pr[2] = jb->hap_off;
+    pr[3] = jb->H;
+    fb->cells += (uint64_t)jb->R * jb->H;
+    if (tiles > gr[0])
+      gr[0] = tiles;
+    /* Steps: every column through every lane, in whole words of four. */
+    const uint32_t steps = (jb->H + v->g - 1 + 3) / 4 * 4;
+    if (steps > gr[1])
+      gr[1] = steps;
+    if (steps > fb->max_steps)
+      fb->max_steps = steps;
+    if (tiles > fb->max_tiles)
+      fb->max_tiles = tiles;
+  }
+  for (size_t g = 0; g < n_groups; g++)
+    if (groups[2 * g] == 0)
+      groups[2 * g] = 1;
+}
+
+/* Fill every launch's entries: blocks of FILL_GROUPS work-groups on the
+ * pool, then each launch's cells and boundary columns. */
+static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
+                                   cph_sched *s) {
+  size_t nb = 0;
+  for (size_t i = 0; i < s->n_launches; i++)
+    nb += (s->launches[i].n_groups + FILL_GROUPS - 1) / FILL_GROUPS;
+  fill_block *blocks = malloc((nb ? nb : 1) * sizeof *blocks);
+  if (!blocks)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
+  size_t k = 0, at = 0;
+  for (size_t i = 0; i < s->n_launches; i++) {
+    const cph_launch *L = &s->launches[i];
+    const unsigned ppw = L->k->variant.wg / L->k->variant.g / L->coop;
+    for (size_t g = 0; g < L->n_groups; g += FILL_GROUPS) {
+      const size_t j0 = g * ppw;
+      const size_t j1 = (g + FILL_GROUPS) * ppw < L->n_jobs
+                            ? (g + FILL_GROUPS) * ppw
+                            : L->n_jobs;
+      blocks[k++] = (fill_block){L, at + j0, j1 - j0, L->first_slot + j0,
+                                 L->first_group + g, 0, 0, 1};
+    }
+    at += L->n_jobs;
+  }
+  fill_task t = {stage, s, blocks};
+  cph_pool_for(ctx->pool, nb, fill_block_run, &t);
+  for (size_t b = 0; b < nb;) {
+    cph_launch *L = (cph_launch *)blocks[b].L;
+    uint32_t max_steps = 0, max_tiles = 1;
+    for (; b < nb && blocks[b].L == L; b++) {
+      L->cells += blocks[b].cells;
+      max_steps = blocks[b].max_steps > max_steps ? blocks[b].max_steps
+                                                  : max_steps;
+      max_tiles = blocks[b].max_tiles > max_tiles ? blocks[b].max_tiles
+                                                  : max_tiles;
+    }
+    /* Lane 0 reads the boundary at columns 1..steps (stored from 0). */
+    L->bound_cols = max_tiles > 1 ? max_steps : 0;
+    const size_t bound =
+        (size_t)L->n_slots * 4 * L->bound_cols * stage->real_size;
+    if (bound > s->bound_bytes)
+      s->bound_bytes = bound;
+  }
+  free(blocks);
+  return CLPHMM_SUCCESS;
+}
+
+static cph_launch *add_launch(cph_sched *s) {
+  if (s->n_launches == s->cap_launches) {
+    size_t cap = s->cap_launches ? 2 * s->cap_launches : 16;
+    cph_launch *l = realloc(s->launches, cap * sizeof *l);
+    if (!l)
+      return NULL;
+    s->launches = l;
+    s->cap_launches = cap;
+  }
+  cph_launch *L = &s->launches[s->n_launches++];
+  memset(L, 0, sizeof *L);
+  return L;
+}
+
+/* Cut the sorted jobs into launches (sizes only). */
+static clphmm_status cut_launches(clphmm_context *ctx, int dbl,
+                                  const cph_stage *stage, cph_sched *s,
+                                  const cph_kernel **kernels) {
+  const size_t n = stage->n_jobs;
+  /* Per-bin statistics describe the context's own precision. */
+  const int counted = dbl == (ctx->precision == CLPHMM_PRECISION_DOUBLE);
+  for (size_t start = 0; start < n;) {
+    const uint32_t bin = key_bin(s->keys[start]);
+    size_t bin_end = start;
+    while (bin_end < n && key_bin(s->keys[bin_end]) == bin)
+      bin_end++;
+    const cph_kernel *k = kernels[bin];
+    const unsigned coop =
+        launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
+    const size_t end =
+        launch_end(ctx, stage, s->keys, bin_end, start, &k->variant, coop);
+    cph_launch *L = add_launch(s);
+    if (!L)
+      return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
+    const unsigned ppw = k->variant.wg / k->variant.g / coop;
+    L->k = k;
+    L->bin = counted ? (int)bin : -1;
+    L->coop = coop;
+    L->n_jobs = end - start;
+    L->n_groups = (L->n_jobs + ppw - 1) / ppw;
+    L->n_slots = L->n_groups * ppw;
+    L->first_slot = s->n_slots;
+    L->first_group = s->n_groups;
+    s->n_slots += L->n_slots;
+    s->n_groups += L->n_groups;
+    start = end;
+  }
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
+                           cph_sched *s) {
+  s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
+  const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};
+#ifdef CPH_TRACE
+  double t0 = cph_now();
+#endif
+  clphmm_status st = order_jobs(ctx, dbl, stage, s, kernels);
+#ifdef CPH_TRACE
+  fprintf(stderr, "  order %.2f ms", (cph_now() - t0) * 1e3);
+  t0 = cph_now();
+#endif
+  if (!st)
+    st = cut_launches(ctx, dbl, stage, s, kernels);
+#ifdef CPH_TRACE
+  fprintf(stderr, "  cut %.2f ms\n", (cph_now() - t0) * 1e3);
+#endif
+  const cph_bufctx *c = &ctx->bufs;
+  if (!st)
+    st = cph_hostbuf_ensure(c, &s->pairs, 16 * s->n_slots,
+                            "staging the pair list");
+  if (!st)
+    st = cph_hostbuf_ensure(c, &s->groups, 8 * s->n_groups,
+                            "staging the group list");
+  if (!st)
+    st = fill_launches(ctx, stage, s);
+  return st;
+}

@@ -1,0 +1,45 @@
+/* Scheduling a staged chunk: each pair goes to the read-length bin of its
+ * read (cph_plan_bin), pairs are ordered by bin, tiles and haplotype length
+ * so that the pairs of a work-group have similar shapes (its loops run to
+ * the longest of them), and each bin's pairs are cut into launches. All
+ * launches of a chunk share one pair list and one work-group list, which
+ * go to the device in one copy. */
+#ifndef CLPHMM_SCHEDULE_H
+#define CLPHMM_SCHEDULE_H
+
+#include "engine/stage.h"
+#include "opencl/program.h"
+
+
+/* One launch of a chunk. */
+typedef struct cph_launch {
+  const cph_kernel *k;
+  int bin;       /* index in the context's per-bin statistics, -1: none */
+  unsigned coop; /* tile slots (cph_variant_coop) */
+  size_t first_slot, n_slots, first_group, n_groups;
+  uint32_t bound_cols; /* 0 when no pair needs more than one tile */
+  size_t n_jobs;
+  uint64_t cells;
+} cph_launch;
+
+typedef struct cph_sched {
+  cph_launch *launches;
+  size_t n_launches, cap_launches;
+  cph_hostbuf pairs;  /* per pair slot: (row offset, R, hap word, H) */
+  cph_hostbuf groups; /* per work-group: (tiles, steps) */
+  size_t n_slots, n_groups;
+  size_t bound_bytes; /* the largest launch's boundary rows */
+  /* Sorting scratch. */
+  uint64_t *keys, *tmp;
+  size_t cap_keys;
+} cph_sched;
+
+void cph_sched_release(const cph_bufctx *c, cph_sched *s);
+
+/* Plan the launches of the staged jobs on the context's variant set of
+ * precision `dbl` (building the kernels of the bins they use), and set
+ * each job's slot. */
+clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
+                           cph_sched *sched);
+
+#endif
