@@ -36,62 +36,80 @@ static uint mm_index(uint i, uint d) {
   return hi * (hi + 1) / 2 + lo;
 }
 
-/* One work-group per read: its work-items take the rows in turn, and the
- * first computes the read's weights (a product along the read, in order).
- * raw holds five arrays of n_rows bytes: base codes (read directly by the
- * lane-group kernel), base, insertion and deletion qualities and gap
- * continuation penalties. */
-__kernel void prep_rows(__global const uchar *raw, const uint n_rows,
-                        __global const uint2 *reads, /* (first row, length) */
-                        __global const tab_t *tab, __global real *rows,
-                        /* scaled form: per read (P_R, P_R-1 mx_R) */
-                        __global tab_t *weights) {
-  const uint r = get_group_id(0);
+/* One work-group per read: its work-items take the rows in turn, in
+ * blocks of PREP_BLOCK rows; in the scaled form each block's mm values go
+ * through local memory to the first work-item, which multiplies them into
+ * the read's weights in row order (the host's order: a product is not
+ * associative, and the weights must be bit-identical). raw holds five
+ * arrays of n_rows bytes: base codes (read directly by the lane-group
+ * kernel), base, insertion and deletion qualities and gap continuation
+ * penalties. The host launches PREP_WG work-items per group. */
+#define PREP_WG 64
+#define PREP_BLOCK (4 * PREP_WG)
+__kernel __attribute__((reqd_work_group_size(PREP_WG, 1, 1))) void
+prep_rows(__global const uchar *raw, const uint n_rows,
+          __global const uint2 *reads, /* (first row, length) */
+          __global const tab_t *tab, __global real *rows,
+          /* scaled form: per read (P_R, P_R-1 mx_R) */
+          __global tab_t *weights) {
+#if CPH_SCALED
+  __local tab_t block_mm[PREP_BLOCK];
+  tab_t prod = 1;
+#endif
+  const uint r = get_group_id(0), lid = get_local_id(0);
   const uint2 rd = reads[r];
   __global const uchar *qb = raw + (size_t)n_rows;
   __global const uchar *qi = raw + 2 * (size_t)n_rows;
   __global const uchar *qd = raw + 3 * (size_t)n_rows;
   __global const uchar *qc = raw + 4 * (size_t)n_rows;
-  for (uint k = get_local_id(0); k < rd.y; k += get_local_size(0)) {
-    const uint s = rd.x + k;
-    const uint q = qb[s], i = qi[s], d = qd[s], c = qc[s];
-    __global real *o = rows + (size_t)s * ROW_STRIDE;
+  for (uint k0 = 0; k0 < rd.y; k0 += PREP_BLOCK) {
+    for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG) {
+      const uint s = rd.x + k;
+      const uint q = qb[s], i = qi[s], d = qd[s], c = qc[s];
+      __global real *o = rows + (size_t)s * ROW_STRIDE;
 #if CPH_SCALED
-    const tab_t mm = tab[mm_index(i, d)], gapm = tab[TAB_GAPM + c];
-    const tab_t mx = tab[TAB_PH2PR + i], gg = tab[TAB_PH2PR + c];
-    /* The row above: 1s above the first row. */
-    tab_t pmm = 1, pmx = 1, pmy = 1;
-    if (k > 0) {
-      const uint pi = qi[s - 1], pd = qd[s - 1];
-      pmm = tab[mm_index(pi, pd)];
-      pmx = tab[TAB_PH2PR + pi];
-      pmy = tab[TAB_PH2PR + pd];
-    }
-    o[0] = (real)(gapm * pmx / (mm * pmm));
-    o[1] = (real)(gapm * pmy / mm);
-    o[2] = (real)(gg * pmx / (mx * pmm));
-    o[3] = (real)gg;
-    o[4] = o[5] = (real)0;
+      const tab_t mm = tab[mm_index(i, d)], gapm = tab[TAB_GAPM + c];
+      const tab_t mx = tab[TAB_PH2PR + i], gg = tab[TAB_PH2PR + c];
+      /* The row above: 1s above the first row. */
+      tab_t pmm = 1, pmx = 1, pmy = 1;
+      if (k > 0) {
+        const uint pi = qi[s - 1], pd = qd[s - 1];
+        pmm = tab[mm_index(pi, pd)];
+        pmx = tab[TAB_PH2PR + pi];
+        pmy = tab[TAB_PH2PR + pd];
+      }
+      o[0] = (real)(gapm * pmx / (mm * pmm));
+      o[1] = (real)(gapm * pmy / mm);
+      o[2] = (real)(gg * pmx / (mx * pmm));
+      o[3] = (real)gg;
+      o[4] = o[5] = (real)0;
+      block_mm[k - k0] = mm;
 #else
-    o[0] = tab[mm_index(i, d)];
-    o[1] = tab[TAB_GAPM + c];
-    o[2] = tab[TAB_PH2PR + i];
-    o[3] = tab[TAB_PH2PR + c];
-    o[4] = tab[TAB_PH2PR + d];
-    o[5] = tab[TAB_PH2PR + c];
+      o[0] = tab[mm_index(i, d)];
+      o[1] = tab[TAB_GAPM + c];
+      o[2] = tab[TAB_PH2PR + i];
+      o[3] = tab[TAB_PH2PR + c];
+      o[4] = tab[TAB_PH2PR + d];
+      o[5] = tab[TAB_PH2PR + c];
 #endif
-    o[6] = (real)tab[TAB_MATCH + q];
-    o[7] = (real)tab[TAB_MISMATCH + q];
-  }
+      o[6] = (real)tab[TAB_MATCH + q];
+      o[7] = (real)tab[TAB_MISMATCH + q];
+    }
 #if CPH_SCALED
-  if (get_local_id(0) == 0 && rd.y > 0) {
-    tab_t prod = 1;
-    for (uint k = 0; k + 1 < rd.y; k++)
-      prod *= tab[mm_index(qi[rd.x + k], qd[rd.x + k])];
-    const uint l = rd.x + rd.y - 1;
-    weights[2 * r] = prod * tab[mm_index(qi[l], qd[l])];
-    weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[l]];
-  }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+      /* wm = P_R = mm_1 ... mm_R; wx = P_R-1 mx_R. */
+      const uint end = min(k0 + PREP_BLOCK, rd.y);
+      for (uint k = k0; k < end; k++) {
+        if (k + 1 == rd.y) {
+          weights[2 * r] = prod * block_mm[k - k0];
+          weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[rd.x + k]];
+        }
+        prod *= block_mm[k - k0];
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
 #endif
+  }
 }
 #endif

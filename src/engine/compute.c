@@ -40,6 +40,7 @@ typedef struct call {
   double *results;
   cph_pair *rescue; /* float results recomputed in double */
   size_t n_rescue, cap_rescue;
+  size_t rescued; /* rescue pairs submitted to the device so far */
   cph_piece *pieces;
   size_t cap_pieces;
 } call;
@@ -325,7 +326,6 @@ static int can_retry(clphmm_context *ctx, clphmm_status rc, size_t n_pieces,
     return 0;
   if (!pieces && n_pieces <= 1)
     return 0;
-  drain(ctx);
   return 1;
 }
 
@@ -335,6 +335,8 @@ static void shrink(clphmm_context *ctx) {
   ctx->chunk_div = ctx->chunk_div ? 2 * ctx->chunk_div : 2;
   ctx->diag.alloc_retries++;
 }
+
+static clphmm_status rescue_some(call *c, int final);
 
 /* The float or double pass over all batches. */
 static clphmm_status main_pass(call *c, uint64_t cells) {
@@ -346,7 +348,7 @@ static clphmm_status main_pass(call *c, uint64_t cells) {
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   for (unsigned k = 0; !rc; k++) {
-    cph_slot *s = &ctx->slots[k % CPH_SLOTS];
+    cph_slot *s = &ctx->slots[k % 2];
     const cursor at = cur;
     size_t n = 0;
     rc = next_chunk(c, &cur, &n);
@@ -354,8 +356,13 @@ static clphmm_status main_pass(call *c, uint64_t cells) {
       break;
     rc = start_chunk(c, s, dbl, c->pieces, n, NULL, 0);
     if (rc && can_retry(ctx, rc, n, c->pieces)) {
-      /* The chunk before has completed in the drain: finish it. */
-      rc = prev ? finish(c, prev, 0) : CLPHMM_SUCCESS;
+      /* Finish what is in flight, then retry smaller. */
+      cph_slot_abandon(s);
+      rc = prev ? end_chunk(c, prev, 0) : CLPHMM_SUCCESS;
+      if (!rc && ctx->slots[CPH_RESCUE_SLOT].active)
+        rc = end_chunk(c, &ctx->slots[CPH_RESCUE_SLOT], 1);
+      if (rc)
+        break;
       prev = NULL;
       shrink(ctx);
       cur = at;
@@ -364,6 +371,8 @@ static clphmm_status main_pass(call *c, uint64_t cells) {
     }
     if (!rc && prev)
       rc = end_chunk(c, prev, 0);
+    if (!rc && ctx->dev.info.has_fp64 && !dbl)
+      rc = rescue_some(c, 0);
     prev = rc ? NULL : s;
   }
   if (!rc && prev)
@@ -409,35 +418,65 @@ static clphmm_status rescue_on_cpus(call *c) {
   return st ? cph_error(st, "the double rescue on the CPU failed") : st;
 }
 
+/* Submit the collected rescue pairs from c->rescued on: in the main pass
+ * (final = 0) one chunk when enough have gathered, between the chunks of
+ * that pass, so that the host stages it while the device computes; at the
+ * end (final = 1) all that are left. The rescue slot's previous chunk is
+ * finished first. In the main pass a failure only leaves the pairs for
+ * the end, where allocation failures are answered by smaller chunks. */
+#define RESCUE_MIN_PAIRS 4096
+
+static clphmm_status rescue_some(call *c, int final) {
+  clphmm_context *ctx = c->ctx;
+  cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (s->active && (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
+    const double t0 = cph_now();
+    rc = end_chunk(c, s, 1);
+    ctx->stats.rescue_seconds += cph_now() - t0;
+  }
+  while (!rc && c->rescued < c->n_rescue &&
+         (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
+    const double t0 = cph_now();
+    const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
+    const size_t most =
+        RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
+    size_t n = c->n_rescue - c->rescued;
+    n = n < most ? n : most;
+    rc = start_chunk(c, s, 1, NULL, 0, c->rescue + c->rescued, n);
+    if (!rc && final)
+      rc = end_chunk(c, s, 1);
+    ctx->stats.rescue_seconds += cph_now() - t0;
+    if (rc && !final) {
+      cph_slot_abandon(s);
+      return CLPHMM_SUCCESS;
+    }
+    if (rc && can_retry(ctx, rc, n, NULL)) {
+      drain(ctx);
+      shrink(ctx);
+      rc = CLPHMM_SUCCESS;
+      continue;
+    }
+    if (!rc)
+      c->rescued += n;
+    if (!final)
+      break;
+  }
+  return rc;
+}
+
 static clphmm_status rescue_pass(call *c) {
   clphmm_context *ctx = c->ctx;
   if (c->n_rescue == 0)
     return CLPHMM_SUCCESS;
-  const double t0 = cph_now();
-  ctx->stats.rescued_pairs += c->n_rescue;
-  clphmm_status rc = CLPHMM_SUCCESS;
+  ctx->stats.rescued_pairs = c->n_rescue;
   if (!ctx->dev.info.has_fp64) {
-    rc = rescue_on_cpus(c);
-  } else {
-    for (size_t at = 0; at < c->n_rescue && !rc;) {
-      size_t n = c->n_rescue - at;
-      const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
-      size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
-      n = n < most ? n : most;
-      cph_slot *s = &ctx->slots[0];
-      rc = start_chunk(c, s, 1, NULL, 0, c->rescue + at, n);
-      if (!rc)
-        rc = end_chunk(c, s, 1);
-      if (rc && can_retry(ctx, rc, n, NULL)) {
-        shrink(ctx);
-        rc = CLPHMM_SUCCESS;
-        continue;
-      }
-      at += n;
-    }
+    const double t0 = cph_now();
+    clphmm_status rc = rescue_on_cpus(c);
+    ctx->stats.rescue_seconds += cph_now() - t0;
+    return rc;
   }
-  ctx->stats.rescue_seconds += cph_now() - t0;
-  return rc;
+  return rescue_some(c, 1);
 }
 
 /* ---- validation ------------------------------------------------------ */
@@ -489,7 +528,7 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
   TRACE("validate %.2f ms\n", (cph_now()-t0)*1e3);
-  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, NULL, 0};
+  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)
     rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",

@@ -30,7 +30,10 @@ typedef struct cph_event {
 } cph_event;
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
-#define CPH_SLOTS 2
+/* Two slots for the chunks of the float or double pass, one for the
+ * double rescue between them. */
+#define CPH_SLOTS 3
+#define CPH_RESCUE_SLOT 2
 typedef struct cph_slot {
   cph_stage stage;
   cph_sched sched;

@@ -211,6 +211,8 @@ static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
   const uint32_t tiles = tiles_of(&stage->jobs[key_job(keys[start])], v);
   if (ctx->max_coop) /* CLPHMM_CONCURRENT_TILES */
     return cph_variant_coop(v, tiles, ctx->max_coop);
+  if (tiles == 1)
+    return 1;
   const uint64_t full =
       (uint64_t)COOP_PAIRS_PER_UNIT *
       (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
@@ -232,9 +234,17 @@ static size_t launch_end(const clphmm_context *ctx, const cph_stage *stage,
   uint64_t bound_cap = MAX_BOUND_BYTES;
   if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
     bound_cap = ctx->dev.max_alloc_bytes;
+  const uint32_t tiles0 = tiles_of(&stage->jobs[key_job(keys[start])], v);
+  /* Single-tile pairs sorted by haplotype length: when the bin's longest
+   * pair times its count fits the cells per launch, they all go in one
+   * launch without a look at each (the common case). */
+  const uint32_t h_last = (uint32_t)(keys[n - 1] >> 32 & 0x3fff);
+  if (tiles0 == 1 && tiles_of(&stage->jobs[key_job(keys[n - 1])], v) == 1 &&
+      h_last < 0x3fff &&
+      (uint64_t)(n - start) * cph_variant_rows(v) * h_last <= ctx->max_cells)
+    return n;
   uint64_t cells = 0;
   uint32_t max_h = 0, max_tiles = 1;
-  const uint32_t tiles0 = tiles_of(&stage->jobs[key_job(keys[start])], v);
   size_t end = start;
   for (; end < n; end++) {
     const cph_job *jb = &stage->jobs[key_job(keys[end])];
