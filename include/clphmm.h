@@ -210,8 +210,10 @@ typedef struct clphmm_stats {
   uint64_t pairs;
   uint64_t cells;         /* sum of read length x haplotype length */
   uint64_t rescued_pairs; /* float results recomputed in double */
-  uint64_t launches;      /* kernel launches, rescue included */
-  double kernel_seconds;  /* sum of OpenCL profiling intervals */
+  uint64_t launches;      /* launches of the PairHMM kernel, rescue included
+                             (row preparation not included) */
+  double kernel_seconds;  /* sum of the OpenCL profiling intervals of all
+                             kernels, the row preparation included */
   /* Per read-length bin, by increasing max_rows (added in 0.1). */
   size_t n_bins;
   clphmm_bin_stats bins[CLPHMM_MAX_BINS];
@@ -223,6 +225,8 @@ typedef struct clphmm_stats {
   double wall_seconds;     /* the whole clphmm_compute call */
   double prepare_seconds;  /* host: validation, ordering, staging */
   double upload_seconds;   /* device: host-to-device copies */
+  double rows_seconds;     /* device: the row preparation kernels (part of
+                              kernel_seconds, in no bin) */
   double download_seconds; /* device: device-to-host copies */
   double rescue_seconds;   /* wall: the double rescue of float mode */
   double finish_seconds;   /* host: results written to `out` */

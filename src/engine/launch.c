@@ -272,6 +272,8 @@ static void account(clphmm_context *ctx, const cph_event *e) {
     /* Kernel time includes the row preparation. */
     st->kernel_seconds += t;
     st->launches += e->kind == CPH_EV_KERNEL;
+    if (e->kind == CPH_EV_PREP)
+      st->rows_seconds += t;
     if (e->bin >= 0) {
       st->bins[e->bin].kernel_seconds += t;
       st->bins[e->bin].launches++;
