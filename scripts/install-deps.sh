@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing clphmm needs on Debian/Ubuntu: a C
-# compiler, CMake, the OpenCL headers and ICD loader, and PoCL (a CPU OpenCL
-# driver, so everything runs without a GPU). Skips apt when all are present.
+# compiler, CMake, the OpenCL headers and ICD loader, PoCL (a CPU OpenCL
+# driver, so everything runs without a GPU), and for the Java binding's
+# tests a JDK, gatk-native-bindings and Intel GKL (its PairHMM is the
+# comparison). Skips apt when all are present.
 #
 #   scripts/install-deps.sh [fuzz]
 #
@@ -9,7 +11,9 @@
 # scripts/fuzz.sh.
 set -euo pipefail
 packages=(build-essential cmake pkg-config opencl-headers ocl-icd-opencl-dev
-          ocl-icd-libopencl1 pocl-opencl-icd clinfo)
+          ocl-icd-libopencl1 pocl-opencl-icd clinfo
+          openjdk-17-jdk-headless libgatk-native-bindings-java libgkl-java
+          libgkl-jni libcommons-logging-java)
 if [ "${1:-}" = fuzz ]; then
   packages+=(clang libclang-rt-dev)
 fi

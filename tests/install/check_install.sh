@@ -141,6 +141,22 @@ check_file "$CMAKEDIR/clphmmConfigVersion.cmake" \
 check_file "$CMAKEDIR/clphmmTargets.cmake" "$LIBREL/cmake/clphmm/clphmmTargets.cmake"
 PCDIR=$LIBDIR/pkgconfig
 check_file "$PCDIR/clphmm.pc" "$LIBREL/pkgconfig/clphmm.pc"
+# The Java binding, when this build tree has one (a JDK was found): both
+# jars, the JNI library, and its copy inside clphmm-gatk.jar.
+if [ -f "$BUILD_DIR/bindings/java/clphmm-gatk.jar" ]; then
+  check_file "$PREFIX/share/java/clphmm-gatk.jar" "share/java/clphmm-gatk.jar"
+  check_file "$PREFIX/share/java/clphmm-gkl-shim.jar" "share/java/clphmm-gkl-shim.jar"
+  check_file "$LIBDIR/jni/libclphmm_jni.so" "$LIBREL/jni/libclphmm_jni.so"
+  if unzip -l "$PREFIX/share/java/clphmm-gatk.jar" 2>/dev/null |
+    grep -q 'org/clphmm/gatk/native/.*/libclphmm_jni\.so$' ||
+    { command -v jar >/dev/null &&
+      jar tf "$PREFIX/share/java/clphmm-gatk.jar" |
+      grep -q 'org/clphmm/gatk/native/.*/libclphmm_jni\.so$'; }; then
+    pass "share/java/clphmm-gatk.jar carries libclphmm_jni.so"
+  else
+    fail "share/java/clphmm-gatk.jar carries no libclphmm_jni.so"
+  fi
+fi
 
 # The version the installed header declares.
 HDR_VERSION=$(awk '/#define CLPHMM_VERSION_(MAJOR|MINOR|PATCH)/ {v = v sep $3; sep = "."}

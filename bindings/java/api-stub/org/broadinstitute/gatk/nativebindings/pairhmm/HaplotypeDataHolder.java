@@ -1,0 +1,6 @@
+package org.broadinstitute.gatk.nativebindings.pairhmm;
+
+/** Stand-in for gatk-native-bindings 1.0.0 (see NativeLibrary). */
+public final class HaplotypeDataHolder {
+  public byte[] haplotypeBases;
+}

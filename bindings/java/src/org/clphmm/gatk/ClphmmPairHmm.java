@@ -1,0 +1,220 @@
+package org.clphmm.gatk;
+
+import java.io.File;
+import java.lang.ref.Cleaner;
+import java.util.logging.Logger;
+import org.broadinstitute.gatk.nativebindings.pairhmm.HaplotypeDataHolder;
+import org.broadinstitute.gatk.nativebindings.pairhmm.PairHMMNativeArguments;
+import org.broadinstitute.gatk.nativebindings.pairhmm.PairHMMNativeBinding;
+import org.broadinstitute.gatk.nativebindings.pairhmm.ReadDataHolder;
+
+/**
+ * GATK's native PairHMM interface ({@code PairHMMNativeBinding} of
+ * gatk-native-bindings 1.0) computed by clphmm on an OpenCL device.
+ *
+ * <p>Use it as GATK uses Intel GKL's {@code IntelPairHmm}: {@link #load(File)}, then {@link
+ * #initialize(PairHMMNativeArguments)}, then {@link #computeLikelihoods} once per region (every
+ * read against every haplotype, log10 likelihoods, read-major: {@code likelihoods[r *
+ * haplotypes.length + h]}), then {@link #done()}.
+ *
+ * <ul>
+ *   <li>{@code useDoublePrecision} selects clphmm's double mode (GATK Java {@code
+ *       LoglessPairHMM} semantics); otherwise float mode (GKL semantics, rescued in double).
+ *       {@code maxNumberOfThreads} is ignored: the device runs the region.
+ *   <li>Device: the system property {@code clphmm.device}, else the environment variable {@code
+ *       CLPHMM_DEVICE}, else the first GPU, else the first CPU device (a decimal index, {@code
+ *       gpu}, {@code cpu} or a case-insensitive substring of the device name).
+ *   <li>Errors are exceptions, never partial results: null arrays or holders ({@link
+ *       NullPointerException}), quality arrays whose length differs from the read's or a result
+ *       array that is too short ({@link IllegalArgumentException}), invalid bases or quality
+ *       bytes, device failures ({@link ClphmmException} with clphmm's message). The array of
+ *       likelihoods is written only when the whole region succeeded.
+ *   <li>Each object owns one clphmm context. Its methods are synchronized, so an object may be
+ *       shared by threads (calls then run one at a time); separate objects run concurrently.
+ * </ul>
+ */
+public class ClphmmPairHmm implements PairHMMNativeBinding {
+  /** System property that selects the OpenCL device (overrides {@code CLPHMM_DEVICE}). */
+  public static final String DEVICE_PROPERTY = "clphmm.device";
+  /** System property naming the JNI library file to load instead of the jar's copy. */
+  public static final String LIBRARY_PROPERTY = NativeLoader.LIBRARY_PROPERTY;
+
+  private static final Logger logger = Logger.getLogger(ClphmmPairHmm.class.getName());
+  private static final Cleaner cleaner = Cleaner.create();
+
+  /** The native binding; shared with the cleaner, which frees it if done() was never called. */
+  private static final class Handle implements Runnable {
+    long value;
+
+    @Override
+    public synchronized void run() {
+      long h = value;
+      value = 0;
+      if (h != 0) nativeDestroy(h);
+    }
+  }
+
+  private final Handle handle = new Handle();
+  private boolean useDouble;
+  private String deviceName = "";
+
+  public ClphmmPairHmm() {
+    cleaner.register(this, handle);
+  }
+
+  /**
+   * Loads the JNI library (see the class comment of the loader: property {@code
+   * clphmm.jni.library}, the jar's copy extracted to {@code tmpDir}, {@code java.library.path})
+   * and checks that OpenCL lists at least one device. Returns false, with the reason logged,
+   * when either fails, as GKL's {@code load} does on a CPU without AVX.
+   */
+  @Override
+  public synchronized boolean load(File tmpDir) {
+    if (!NativeLoader.load(tmpDir)) {
+      logger.warning("clphmm: cannot load the JNI library: " + NativeLoader.failure());
+      return false;
+    }
+    try {
+      if (nativeDeviceCount() > 0) return true;
+      logger.warning("clphmm: OpenCL lists no device");
+    } catch (ClphmmException e) {
+      logger.warning(e.getMessage());
+    }
+    return false;
+  }
+
+  /**
+   * Opens the device (one clphmm context per object) in the precision of {@code args} (null:
+   * float). Calling it again replaces the context.
+   *
+   * @throws ClphmmException when no device matches or the kernels cannot be built
+   * @throws UnsatisfiedLinkError when the JNI library cannot be loaded
+   */
+  @Override
+  public synchronized void initialize(PairHMMNativeArguments args) {
+    requireLibrary();
+    boolean dbl = args != null && args.useDoublePrecision;
+    String device = System.getProperty(DEVICE_PROPERTY);
+    if (device != null && device.isEmpty()) device = null;
+    long h = nativeCreate(device, dbl);
+    release();
+    synchronized (handle) {
+      handle.value = h;
+    }
+    useDouble = dbl;
+    deviceName = nativeDeviceName(h);
+    logger.info(
+        "clphmm " + nativeVersion() + " PairHMM on \"" + deviceName + "\", "
+            + (dbl ? "double" : "float") + " precision");
+  }
+
+  /**
+   * Computes every read against every haplotype of one region: {@code likelihoods[r *
+   * haplotypes.length + h]} receives the log10 likelihood of read r given haplotype h. Nothing
+   * is written when an exception is thrown.
+   */
+  @Override
+  public synchronized void computeLikelihoods(
+      ReadDataHolder[] reads, HaplotypeDataHolder[] haplotypes, double[] likelihoods) {
+    nativeCompute(current(), reads, haplotypes, likelihoods, false);
+  }
+
+  /** Frees the context. Further calls need {@link #initialize} again. */
+  @Override
+  public synchronized void done() {
+    release();
+  }
+
+  /** Name of the OpenCL device of this object ("" before {@link #initialize}). */
+  public synchronized String deviceName() {
+    return deviceName;
+  }
+
+  /** True when this object computes in double precision. */
+  public synchronized boolean usesDoublePrecision() {
+    return useDouble;
+  }
+
+  /** The version of the clphmm library behind the binding. */
+  public static String libraryVersion() {
+    requireLibrary();
+    return nativeVersion();
+  }
+
+  /**
+   * Seconds of the last {@link #computeLikelihoods} call, by stage: {@code [0]} copying the Java
+   * arrays and checking them, {@code [1]} the {@code clphmm_compute} call, {@code [2]} copying
+   * the results back, {@code [3]} the whole native call, {@code [4]} {@code clphmm_stats
+   * .wall_seconds}, {@code [5]} kernel seconds (OpenCL profiling).
+   */
+  public synchronized double[] lastCallSeconds() {
+    return nativeTimes(current());
+  }
+
+  /**
+   * Everything {@link #computeLikelihoods} does except the computation itself: the arrays are
+   * checked and copied, nothing is computed or written. Measures the JNI layer (bench/jni.sh).
+   */
+  synchronized void marshalOnly(
+      ReadDataHolder[] reads, HaplotypeDataHolder[] haplotypes, double[] likelihoods) {
+    nativeCompute(current(), reads, haplotypes, likelihoods, true);
+  }
+
+  /**
+   * The same region computed by clphmm's scalar CPU reference ({@code clphmm_reference}): needs
+   * no OpenCL. The oracle of the tests.
+   */
+  public static void computeReference(
+      ReadDataHolder[] reads,
+      HaplotypeDataHolder[] haplotypes,
+      double[] likelihoods,
+      boolean useDoublePrecision) {
+    requireLibrary();
+    nativeReference(reads, haplotypes, likelihoods, useDoublePrecision);
+  }
+
+  private long current() {
+    synchronized (handle) {
+      if (handle.value == 0)
+        throw new IllegalStateException(
+            "clphmm binding is not initialized (call initialize; done() frees it)");
+      return handle.value;
+    }
+  }
+
+  private void release() {
+    handle.run();
+    deviceName = "";
+  }
+
+  private static void requireLibrary() {
+    if (!NativeLoader.load(null))
+      throw new UnsatisfiedLinkError("clphmm: cannot load the JNI library: " + NativeLoader.failure());
+  }
+
+  /* Registered by JNI_OnLoad of libclphmm_jni (clphmm_jni.c). */
+  private static native String nativeVersion();
+
+  private static native int nativeDeviceCount();
+
+  private static native long nativeCreate(String device, boolean useDouble);
+
+  private static native void nativeDestroy(long handle);
+
+  private static native String nativeDeviceName(long handle);
+
+  private static native void nativeCompute(
+      long handle,
+      ReadDataHolder[] reads,
+      HaplotypeDataHolder[] haplotypes,
+      double[] likelihoods,
+      boolean skipCompute);
+
+  private static native double[] nativeTimes(long handle);
+
+  private static native void nativeReference(
+      ReadDataHolder[] reads,
+      HaplotypeDataHolder[] haplotypes,
+      double[] likelihoods,
+      boolean useDouble);
+}
