@@ -182,8 +182,21 @@ CLPHMM_API clphmm_status clphmm_context_device(const clphmm_context *context,
                                                clphmm_device_info *info);
 
 /* Compute every pair of every batch on the context's device, in its
- * precision mode. Validates all inputs first; on error nothing is written to
- * `out`, and the context stays usable. */
+ * precision mode. On error (invalid input included) nothing is written to
+ * `out`, and the context stays usable.
+ *
+ * Threads: calls on one context from several threads are safe and run one
+ * after the other (the context serialises them; clphmm_context_stats and
+ * clphmm_context_diagnostics wait for the call in progress). Contexts are
+ * independent: several threads with a context each, on one device or
+ * several, run at once. clphmm_last_error(context) is the context's last
+ * failure, whichever thread's call it was.
+ *
+ * Work is cut into chunks that go through a pipeline: the host stages
+ * chunk k+1 (on a pool of threads, one per core) while the device computes
+ * chunk k; reads go to the device as bytes and their transitions are
+ * computed there. Buffers are kept in the context and reused by later
+ * calls (clphmm_context_destroy frees them). */
 CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
                                         const clphmm_batch *batches,
                                         size_t n_batches, double *out);

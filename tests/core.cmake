@@ -15,3 +15,6 @@ set_tests_properties(test_device_tiles PROPERTIES TIMEOUT 1800
 # 77 = no OpenCL device here (CI sets CLPHMM_TEST_REQUIRE_DEVICE, so never).
 set_tests_properties(test_device test_device_fma test_device_tiles PROPERTIES
   SKIP_RETURN_CODE 77)
+# Several threads on one context and on a context each.
+clphmm_add_test(test_threads)
+set_tests_properties(test_threads PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)

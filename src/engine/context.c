@@ -31,6 +31,16 @@ static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
   return st;
 }
 
+/* One compute call at a time on a context; readers of what a call writes
+ * wait for the call in progress (the lock is the context's, which the const API cannot show). */
+static void lock(const clphmm_context *ctx) {
+  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
+}
+
+static void unlock(const clphmm_context *ctx) {
+  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
+}
+
 static clphmm_status reset(clphmm_context *ctx);
 static clphmm_status not_usable(void);
 static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st);
@@ -217,9 +227,18 @@ static clphmm_status warmup(clphmm_context *ctx) {
   return CLPHMM_SUCCESS;
 }
 
+static clphmm_status warmup_locked(clphmm_context *ctx);
+
 clphmm_status clphmm_context_warmup(clphmm_context *ctx) {
   if (!ctx)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  lock(ctx);
+  clphmm_status st = warmup_locked(ctx);
+  unlock(ctx);
+  return st;
+}
+
+static clphmm_status warmup_locked(clphmm_context *ctx) {
   if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
     return ctx_fail(ctx, not_usable());
   clphmm_status st = warmup(ctx);
@@ -232,7 +251,9 @@ clphmm_status clphmm_context_diagnostics(const clphmm_context *ctx,
                                          clphmm_diagnostics *d) {
   if (!ctx || !d)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  lock(ctx);
   *d = ctx->diag;
+  unlock(ctx);
   return CLPHMM_SUCCESS;
 }
 
@@ -248,7 +269,9 @@ clphmm_status clphmm_context_stats(const clphmm_context *ctx,
                                    clphmm_stats *stats) {
   if (!ctx || !stats)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  lock(ctx);
   *stats = ctx->stats;
+  unlock(ctx);
   return CLPHMM_SUCCESS;
 }
 
@@ -307,9 +330,9 @@ clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
                              size_t n_batches, double *out) {
   if (!ctx)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
-  pthread_mutex_lock(&ctx->lock);
+  lock(ctx);
   clphmm_status st = compute_locked(ctx, batches, n_batches, out);
-  pthread_mutex_unlock(&ctx->lock);
+  unlock(ctx);
   return st;
 }
 
