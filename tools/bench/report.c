@@ -251,8 +251,10 @@ static void json_run(json *j, const bench_run *r) {
               r->create_warm >= 0 ? r->create_warm : NAN);
   json_string(j, "variants", r->variants);
   json_string(j, "shuffle", r->shuffle);
-  json_stages(j, &r->stages);
   json_bins(j, &r->last);
+  /* After the bins: bench/json-field.sh reads the run's own keys from the
+   * text before "bins", and the stages repeat some of their names. */
+  json_stages(j, &r->stages);
   json_end_object(j);
 }
 
