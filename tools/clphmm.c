@@ -666,8 +666,7 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
   return rc;
 }
 
-/* ---- the reader thread ----------------------------------------------------
- */
+/* ---- the reader thread -------------------------------------------------- */
 
 /* Parsing runs on its own thread, one chunk ahead of the computation: while
  * chunk k computes, chunk k+1 waits in `slot` and chunk k+2 is being
@@ -726,13 +725,13 @@ static void *reader_main(void *arg) {
 static int pipeline_start(pipeline *p, const cli_args *args) {
   memset(p, 0, sizeof *p);
   p->args = args;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->changed, NULL);
   if (clphmm_reader_open(args->input, args->read_flags, &p->rd) !=
       CLPHMM_SUCCESS) {
     cli_error(PROG ": %s\n", clphmm_last_error(NULL));
     return EXIT_RUNTIME;
   }
-  pthread_mutex_init(&p->lock, NULL);
-  pthread_cond_init(&p->changed, NULL);
   int err = pthread_create(&p->thread, NULL, reader_main, p);
   if (err != 0) {
     cli_error(PROG ": cannot start the reader thread: %s\n", strerror(err));
@@ -768,9 +767,9 @@ static void pipeline_stop(pipeline *p) {
     pthread_cond_broadcast(&p->changed);
     pthread_mutex_unlock(&p->lock);
     pthread_join(p->thread, NULL);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->changed);
   }
+  pthread_mutex_destroy(&p->lock);
+  pthread_cond_destroy(&p->changed);
   clphmm_dataset_destroy(p->slot);
   clphmm_reader_close(p->rd);
 }
@@ -782,14 +781,14 @@ static void pipeline_stop(pipeline *p) {
  * taken before the results of the current one are written, which tells
  * whether they are the last. */
 static int run(const cli_args *args) {
-  pipeline pipe;
+  pipeline pl;
   progress_start(&cli_progress, args);
-  int rc = pipeline_start(&pipe, args);
+  int rc = pipeline_start(&pl, args);
   clphmm_context *ctx = NULL;
   clphmm_dataset *chunk = NULL, *next = NULL;
   sink out = {0};
   if (rc == EXIT_OK)
-    rc = pipeline_next(&pipe, &chunk);
+    rc = pipeline_next(&pl, &chunk);
   while (rc == EXIT_OK && chunk != NULL) {
     double *values = NULL;
     size_t n = 0;
@@ -797,7 +796,7 @@ static int run(const cli_args *args) {
     if (rc == EXIT_OK)
       progress_chunk(&cli_progress, chunk, args->reference ? NULL : ctx);
     if (rc == EXIT_OK)
-      rc = pipeline_next(&pipe, &next);
+      rc = pipeline_next(&pl, &next);
     if (rc == EXIT_OK && out.f == NULL)
       rc = sink_open(&out, args->output, next == NULL);
     if (rc == EXIT_OK)
@@ -808,7 +807,7 @@ static int run(const cli_args *args) {
     next = NULL;
   }
   clphmm_dataset_destroy(chunk);
-  pipeline_stop(&pipe);
+  pipeline_stop(&pl);
   clphmm_context_destroy(ctx);
   rc = sink_close(&out, args, rc == EXIT_OK);
   if (rc == EXIT_OK)
