@@ -16,6 +16,7 @@
 #                        repository); it is copied and built in
 #                        $BUILD/gpupairhmm with its own Makefile
 #     --gpuarch N        GPUARCH and TUNINGARCH of that build (default 90)
+#     --gpupairhmm-bin F use this gpuPairHMM executable, build none
 #     --no-build         use the existing builds in $BUILD
 #     --build-only       build clphmm and gpuPairHMM, then stop
 #
@@ -32,11 +33,13 @@
 # clphmm runs with --raw-base-quals: gpuPairHMM does not raise base
 # qualities below 6, so both compute the same file the same way.
 #
-# Environment: BUILD (default build-bench), OUT (raw logs and JSON; default
-# $BUILD/side-by-side), WORK (input and output files; default
-# $BUILD/side-by-side-data), STEP_TIMEOUT (seconds per program run, default
-# 180), BUILD_TIMEOUT (seconds per build, default 480), TOL (results differ
-# when |a - b| > TOL, default 1e-5), COMMIT (when git is absent).
+# Environment: BUILD (default build-bench), LOGS (raw logs, JSON and build
+# logs; default $BUILD/side-by-side), OUT (when set: the table and a
+# tar.gz of LOGS are copied there at the end), WORK (input and output
+# files; default $BUILD/side-by-side-data), STEP_TIMEOUT (seconds per
+# program run, default 180), BUILD_TIMEOUT (seconds per build, default
+# 480), TOL (results differ when |a - b| > TOL, default 1e-5), COMMIT (when
+# git is absent).
 # Without nvcc, or without gpuPairHMM's source, gpuPairHMM's columns are
 # n/a and the script says why. NVIDIA's OpenCL driver must be registered
 # with the ICD loader first (see bench/README.md).
@@ -44,7 +47,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
 SCALE=1 REPS=3 DEVICE="" ARCH=90 BUILD_IT=1 BUILD_ONLY=0
-WORKLOADS="hc region 10s long"
+WORKLOADS="hc region 10s long" GPU_BIN=""
 GPU_SRC=${GPUPAIRHMM_SRC:-../shared/anchors/gpuPairHMM}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
     --workloads) WORKLOADS=$2; shift 2 ;;
     --gpupairhmm) GPU_SRC=$2; shift 2 ;;
     --gpuarch) ARCH=$2; shift 2 ;;
+    --gpupairhmm-bin) GPU_BIN=$2; shift 2 ;;
     --no-build) BUILD_IT=0; shift ;;
     --build-only) BUILD_ONLY=1; shift ;;
     *) echo "bench/side-by-side.sh: unknown option '$1' (see the header of $0)" >&2
@@ -61,7 +65,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 BUILD=${BUILD:-build-bench}
-OUT=${OUT:-$BUILD/side-by-side}
+LOGS=${LOGS:-$BUILD/side-by-side}
 WORK=${WORK:-$BUILD/side-by-side-data}
 STEP_TIMEOUT=${STEP_TIMEOUT:-180}
 BUILD_TIMEOUT=${BUILD_TIMEOUT:-480}
@@ -69,8 +73,9 @@ TOL=${TOL:-1e-5}
 GPU_BUILD=$BUILD/gpupairhmm
 CLI=$BUILD/tools/clphmm
 BENCH=$BUILD/tools/clphmm-bench
-GPU=$GPU_BUILD/gpuPairHMM
-mkdir -p "$OUT" "$WORK" bench/results
+GPU=${GPU_BIN:-$GPU_BUILD/gpuPairHMM}
+mkdir -p "$LOGS" "$WORK" bench/results
+rm -f "$LOGS"/*.log "$LOGS"/*.json # this run's logs only
 # shellcheck source=bench/json-field.sh
 . bench/json-field.sh
 
@@ -83,9 +88,9 @@ DEV_ARGS=()
 build_clphmm() {
   say "building clphmm (Release) in $BUILD"
   timeout "$BUILD_TIMEOUT" cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-    -DCLPHMM_BUILD_TESTS=OFF >"$OUT/build-clphmm.log" 2>&1 &&
+    -DCLPHMM_BUILD_TESTS=OFF >"$LOGS/build-clphmm.log" 2>&1 &&
     timeout "$BUILD_TIMEOUT" cmake --build "$BUILD" -j "$(nproc)" \
-      >>"$OUT/build-clphmm.log" 2>&1
+      >>"$LOGS/build-clphmm.log" 2>&1
 }
 
 # A copy of the source (which may be read-only) with its timestamps, so that
@@ -107,15 +112,19 @@ build_gpupairhmm() {
     return 1
   }
   if ! timeout "$BUILD_TIMEOUT" make -C "$GPU_BUILD" -j 4 GPUARCH="$ARCH" \
-      TUNINGARCH="$ARCH" gpuPairHMM >"$OUT/build-gpupairhmm.log" 2>&1; then
-    GPU_WHY="gpuPairHMM build failed (see $OUT/build-gpupairhmm.log)"
+      TUNINGARCH="$ARCH" gpuPairHMM >"$LOGS/build-gpupairhmm.log" 2>&1; then
+    GPU_WHY="gpuPairHMM build failed (see $LOGS/build-gpupairhmm.log)"
     return 1
   fi
 }
 
 GPU_WHY="" # why gpuPairHMM is skipped ("": it is not)
 if [ "$BUILD_IT" = 1 ]; then
-  build_clphmm || { say "clphmm build failed:"; tail -20 "$OUT/build-clphmm.log" >&2; exit 1; }
+  build_clphmm || { say "clphmm build failed:"; tail -20 "$LOGS/build-clphmm.log" >&2; exit 1; }
+fi
+if [ -n "$GPU_BIN" ]; then
+  [ -x "$GPU_BIN" ] || GPU_WHY="$GPU_BIN is not an executable"
+elif [ "$BUILD_IT" = 1 ]; then
   build_gpupairhmm || true
 elif ! command -v nvcc >/dev/null; then
   GPU_WHY="nvcc not found"
@@ -152,14 +161,14 @@ median() {
 }
 
 # repeat_runs NAME CMD...: one warm-up, then REPS timed runs; each run's
-# output in $OUT/NAME.N.log; prints the median wall seconds.
+# output in $LOGS/NAME.N.log; prints the median wall seconds.
 repeat_runs() {
   local name=$1 k
   shift
   for k in $(seq 0 "$REPS"); do
-    t=$(elapsed "$OUT/$name.$k.log" "$@")
+    t=$(elapsed "$LOGS/$name.$k.log" "$@")
     [ "$k" -gt 0 ] && echo "$t"
-    [ "$t" = fail ] && { say "$name failed: $(tail -c 300 "$OUT/$name.$k.log")"; break; }
+    [ "$t" = fail ] && { say "$name failed: $(tail -c 300 "$LOGS/$name.$k.log")"; break; }
   done | median
 }
 
@@ -168,7 +177,7 @@ gpu_batch_median() {
   local k
   for k in $(seq 1 "$REPS"); do
     sed -n 's/^Batch processing time: \([0-9.eE+-]*\)s.*/\1/p' \
-      "$OUT/$1.$k.log" 2>/dev/null | head -n 1 | grep . || echo fail
+      "$LOGS/$1.$k.log" 2>/dev/null | head -n 1 | grep . || echo fail
   done | median
 }
 
@@ -234,12 +243,12 @@ bench_lib() {
   local name=$1
   if [ "$name" = region ]; then
     timeout "$STEP_TIMEOUT" "$BENCH" --input "$WORK/region1.in" --raw-base-quals \
-      "${DEV_ARGS[@]}" --no-startup --calls "$CALLS" -v --json "$OUT/$name.json" \
-      >"$OUT/$name.bench.log" 2>&1
+      "${DEV_ARGS[@]}" --no-startup --calls "$CALLS" -v --json "$LOGS/$name.json" \
+      >"$LOGS/$name.bench.log" 2>&1
   else
     timeout "$STEP_TIMEOUT" "$BENCH" --input "$WORK/$name.in" --raw-base-quals \
-      "${DEV_ARGS[@]}" --no-startup -n "$REPS" -v --json "$OUT/$name.json" \
-      >"$OUT/$name.bench.log" 2>&1
+      "${DEV_ARGS[@]}" --no-startup -n "$REPS" -v --json "$LOGS/$name.json" \
+      >"$LOGS/$name.bench.log" 2>&1
   fi
 }
 
@@ -258,14 +267,14 @@ measure() {
   say "$name: clphmm-bench"
   if bench_lib "$name"; then
     if [ "$name" = region ]; then
-      lw=$(json_field "$OUT/$name.json" call_wall_us)
-      lk=$(json_field "$OUT/$name.json" call_kernel_us)
+      lw=$(json_field "$LOGS/$name.json" call_wall_us)
+      lk=$(json_field "$LOGS/$name.json" call_kernel_us)
     else
-      lw=$(json_field "$OUT/$name.json" wall_seconds)
-      lk=$(json_field "$OUT/$name.json" kernel_seconds)
+      lw=$(json_field "$LOGS/$name.json" wall_seconds)
+      lk=$(json_field "$LOGS/$name.json" kernel_seconds)
     fi
   else
-    say "$name: clphmm-bench failed: $(tail -c 300 "$OUT/$name.bench.log")"
+    say "$name: clphmm-bench failed: $(tail -c 300 "$LOGS/$name.bench.log")"
   fi
   if [ -z "$GPU_WHY" ]; then
     say "$name: gpuPairHMM"
@@ -281,8 +290,8 @@ measure() {
     fi
   fi
   local pairs cells label=$name
-  pairs=$(json_field "$OUT/$name.json" pairs)
-  cells=$(json_field "$OUT/$name.json" cells)
+  pairs=$(json_field "$LOGS/$name.json" pairs)
+  cells=$(json_field "$LOGS/$name.json" cells)
   if [ "$name" = region ]; then
     label="region x$CALLS (us/call)"
     pairs=$((${pairs:-0} * CALLS))
@@ -300,12 +309,12 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 if git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet HEAD 2>/dev/null; then
   COMMIT="$COMMIT-dirty"
 fi
-"$BENCH" --list >"$OUT/devices.txt" 2>&1 || say "no OpenCL device: $(head -c 300 "$OUT/devices.txt")"
+"$BENCH" --list >"$LOGS/devices.txt" 2>&1 || say "no OpenCL device: $(head -c 300 "$LOGS/devices.txt")"
 DEVICE_NAME=$(timeout "$STEP_TIMEOUT" "$BENCH" "${DEV_ARGS[@]}" --no-startup -n 1 \
-  --synthetic read=16,hap=16,pairs=1 --json "$OUT/device.json" >/dev/null 2>&1 &&
-  json_field "$OUT/device.json" device)
-DRIVER=$(json_field "$OUT/device.json" driver 2>/dev/null)
-[ -n "$DEVICE_NAME" ] || { say "clphmm cannot open its device (see $OUT/devices.txt)"; exit 1; }
+  --synthetic read=16,hap=16,pairs=1 --json "$LOGS/device.json" >/dev/null 2>&1 &&
+  json_field "$LOGS/device.json" device)
+DRIVER=$(json_field "$LOGS/device.json" driver 2>/dev/null)
+[ -n "$DEVICE_NAME" ] || { say "clphmm cannot open its device (see $LOGS/devices.txt)"; exit 1; }
 SLUG=$(echo "$DEVICE_NAME" | tr '[:upper:]' '[:lower:]' |
   sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
 DATE=$(date -u +%Y-%m-%d)
@@ -314,7 +323,9 @@ TABLE=bench/results/$SLUG-$DATE-side-by-side-$COMMIT.txt
 {
   echo "# clphmm vs gpuPairHMM, $(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT"
   echo "# clphmm device: $DEVICE_NAME (driver $DRIVER)"
-  if [ -z "$GPU_WHY" ]; then
+  if [ -n "$GPU_BIN" ] && [ -z "$GPU_WHY" ]; then
+    echo "# gpuPairHMM: $GPU_BIN (sha256 $(sha256sum <"$GPU_BIN" | cut -c1-12))"
+  elif [ -z "$GPU_WHY" ]; then
     echo "# gpuPairHMM: $GPU_SRC (sources sha256 $(cat "$GPU_BUILD"/*.cu "$GPU_BUILD"/*.cuh | sha256sum | cut -c1-12)), GPUARCH=TUNINGARCH=$ARCH, $(nvcc --version | tail -n 1)"
     command -v nvidia-smi >/dev/null &&
       echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)"
@@ -332,8 +343,8 @@ TABLE=bench/results/$SLUG-$DATE-side-by-side-$COMMIT.txt
     "gpuPHMM" "r(w)" "r(k)" "results"
   for wl in $WORKLOADS; do
     say "$wl: writing the input"
-    if ! make_input "$wl" >"$OUT/$wl.write.log" 2>&1; then
-      say "$wl: writing the input failed: $(tail -c 300 "$OUT/$wl.write.log")"
+    if ! make_input "$wl" >"$LOGS/$wl.write.log" 2>&1; then
+      say "$wl: writing the input failed: $(tail -c 300 "$LOGS/$wl.write.log")"
       printf "%-26s input could not be written\n" "$wl"
       continue
     fi
@@ -341,8 +352,13 @@ TABLE=bench/results/$SLUG-$DATE-side-by-side-$COMMIT.txt
   done
   echo "# clphmm-bench -v: where the library's time went (clphmm_stats of the median run or call)"
   for wl in $WORKLOADS; do
-    [ -f "$OUT/$wl.bench.log" ] &&
-      printf "%-8s %s\n" "$wl" "$(grep -m 1 -o 'stages (.*' "$OUT/$wl.bench.log")"
+    [ -f "$LOGS/$wl.bench.log" ] &&
+      printf "%-8s %s\n" "$wl" "$(grep -m 1 -o 'stages (.*' "$LOGS/$wl.bench.log")"
   done
 } | tee "$TABLE"
-say "table: $TABLE; logs: $OUT"
+say "table: $TABLE; logs: $LOGS"
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" && cp "$TABLE" "$OUT"/ &&
+    tar czf "$OUT/side-by-side-logs.tar.gz" -C "$(dirname "$LOGS")" "$(basename "$LOGS")" &&
+    say "copied the table and side-by-side-logs.tar.gz to $OUT"
+fi
