@@ -9,7 +9,7 @@ if(CLPHMM_BASH)
   add_test(NAME test_bench
            COMMAND ${CLPHMM_BASH} ${CMAKE_CURRENT_SOURCE_DIR}/test_bench.sh
                    $<TARGET_FILE:clphmm_bench> $<TARGET_FILE:json_check>
-                   ${CMAKE_CURRENT_SOURCE_DIR}/data)
+                   ${CMAKE_CURRENT_SOURCE_DIR}/data $<TARGET_FILE:clphmm_cli>)
   set_tests_properties(test_bench PROPERTIES
     ENVIRONMENT "${CLPHMM_TEST_ENV}"
     TIMEOUT 600)

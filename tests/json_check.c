@@ -192,11 +192,26 @@ static int need(const parser *ps, const char *prefix, const char *key,
 static int schema(const parser *ps) {
   static const char *const top[] = {"clphmm_version", "commit", "date", "host"};
   static const char *const run_str[] = {"device", "driver", "workload",
-                                        "precision"};
-  static const char *const run_num[] = {
-      "pairs",         "cells",         "kernel_seconds",
-      "wall_seconds",  "gcups_kernel",  "gcups_wall",
-      "rescued_pairs", "max_abs_error", "mean_abs_error"};
+                                        "precision", "mode"};
+  static const char *const run_num[] = {"pairs",
+                                        "cells",
+                                        "kernel_seconds",
+                                        "wall_seconds",
+                                        "gcups_kernel",
+                                        "gcups_wall",
+                                        "rescued_pairs",
+                                        "max_abs_error",
+                                        "mean_abs_error",
+                                        "call_wall_us",
+                                        "call_kernel_us",
+                                        "stages.wall_seconds",
+                                        "stages.prepare_seconds",
+                                        "stages.upload_seconds",
+                                        "stages.kernel_seconds",
+                                        "stages.download_seconds",
+                                        "stages.rescue_seconds",
+                                        "stages.finish_seconds",
+                                        "stages.chunks"};
   int ok = 1;
   for (size_t i = 0; i < sizeof top / sizeof *top; i++)
     ok &= need(ps, "", top[i], T_STRING);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # End-to-end tests of `clphmm-bench` on small workloads (PoCL in CI).
 #
-#   test_bench.sh BENCH_BINARY JSON_CHECK_BINARY DATA_DIR
+#   test_bench.sh BENCH_BINARY JSON_CHECK_BINARY DATA_DIR [CLPHMM_BINARY]
+#
+# With CLPHMM_BINARY, files written by `--write` are also computed by the
+# `clphmm` command and compared with clphmm-bench's own results.
 #
 # Prints one line per check and "N passed, M failed" at the end; exits
 # non-zero on any failure. Device checks are skipped when no OpenCL device
@@ -9,12 +12,13 @@
 set -u
 
 if [ $# -lt 3 ]; then
-  echo "usage: $0 BENCH_BINARY JSON_CHECK_BINARY DATA_DIR" >&2
+  echo "usage: $0 BENCH_BINARY JSON_CHECK_BINARY DATA_DIR [CLPHMM_BINARY]" >&2
   exit 2
 fi
 BENCH=$1
 JCHECK=$2
 DATA=$3
+CLI=${4:-}
 
 PASSED=0
 FAILED=0
@@ -94,6 +98,123 @@ bad --synthetic read=0,hap=64,pairs=1 "bad --synthetic field 'read=0'"
 bad --repeat 2 --synthetic read=64,hap=64,pairs=1 "--repeat needs --input"
 bad --tune --tune-bins 32,16 --device reference "needs an OpenCL device"
 
+bad --synthetic mix=hc,hap=200-300,pairs=1 "a haplotype range needs mix=long"
+bad --synthetic read=64,hap=64-80,pairs=1 "needs read=L,hap=L"
+bad --synthetic read=64,hap=64,pairs=1 --write x.in --calls 3 "--write computes nothing"
+bad --synthetic read=64,hap=64,pairs=1 --calls 0 "bad value for --calls"
+bad --synthetic read=64,hap=64,pairs=1 --call-batches none "bad value for --call-batches"
+
+# ---- --write: workloads as batch files (no device needed) -----------------
+
+# strict_batch_file FILE: the strict form that gpuPairHMM's parser needs
+# (header "NR NH" with one space; read lines of five single-space-separated
+# tokens of equal length, bases ACGTN, qualities '!'..'~'; haplotype lines
+# of bases only; no comments, blank lines or CR). Prints the reason and the
+# line on failure; on success prints "PAIRS MIN_READ MAX_READ MIN_HAP
+# MAX_HAP".
+strict_batch_file() {
+  LC_ALL=C awk '
+    function bad(why) { printf "line %d: %s\n", NR, why; err = 1; exit 1 }
+    BEGIN { want = "header"; minr = minh = 1e18 }
+    /\r/ { bad("CR") }
+    want == "header" {
+      if ($0 !~ /^[1-9][0-9]* [1-9][0-9]*$/) bad("bad header: " $0)
+      nr = $1; nh = $2; pairs += nr * nh; want = "read"; next
+    }
+    want == "read" {
+      n = split($0, t, " ")
+      if (n != 5 || $0 ~ /  / || $0 ~ /^ | $/) bad("read line without five single-spaced tokens")
+      if (t[1] !~ /^[ACGTN]+$/) bad("read bases")
+      for (k = 2; k <= 5; k++)
+        if (length(t[k]) != length(t[1]) || t[k] !~ /^[!-~]+$/) bad("qualities")
+      l = length(t[1]); if (l < minr) minr = l; if (l > maxr) maxr = l
+      if (--nr == 0) want = "hap"; next
+    }
+    want == "hap" {
+      if ($0 !~ /^[ACGTN]+$/) bad("haplotype line")
+      l = length($0); if (l < minh) minh = l; if (l > maxh) maxh = l
+      if (--nh == 0) want = "header"; next
+    }
+    END {
+      if (err) exit 1
+      if (want != "header") { print "truncated record"; exit 1 }
+      print pairs, minr, maxr, minh, maxh
+    }' "$1"
+}
+
+W=$TMP/write
+mkdir -p "$W"
+run --synthetic mix=hc,pairs=400 --write "$W/hc.in"
+FORMAT=$(strict_batch_file "$W/hc.in")
+check "--write mix=hc: the strict batch format gpuPairHMM parses" \
+  eval '[ $RC -eq 0 ] && [ ! -s "$TMP/out" ] && [ "${FORMAT%% *}" -ge 400 ]'
+run --synthetic mix=hc,pairs=400 --write -
+check "--write is deterministic ('-': stdout)" \
+  eval '[ $RC -eq 0 ] && cmp -s "$TMP/out" "$W/hc.in"'
+run --synthetic mix=hc,pairs=400 --seed 9 --write "$W/hc9.in"
+check "--write: another seed, another file" \
+  eval '[ $RC -eq 0 ] && ! cmp -s "$W/hc9.in" "$W/hc.in"'
+run --input "$W/hc.in" --raw-base-quals --write "$W/hc2.in"
+check "--write: the file read back and written again is byte-identical" \
+  eval '[ $RC -eq 0 ] && cmp -s "$W/hc.in" "$W/hc2.in"'
+run --input "$W/hc.in" --write "$W/hc6.in"
+check "--input without --raw-base-quals raises base qualities below 6" \
+  eval '[ $RC -eq 0 ] && ! cmp -s "$W/hc.in" "$W/hc6.in" && strict_batch_file "$W/hc6.in" >/dev/null'
+run --suite realistic --scale 1e-9 --write "$W/suite.in"
+SUITE_PAIRS=$(strict_batch_file "$W/suite.in" | cut -d" " -f1)
+"$BENCH" --suite realistic --scale 1e-9 --device reference -n 1 --no-startup \
+  --json "$TMP/suite.json" >/dev/null 2>&1
+json "$TMP/suite.json"
+check "--write --suite: every workload of the suite, one after the other" \
+  eval '[ -n "$SUITE_PAIRS" ] && [ "$SUITE_PAIRS" -eq $(($(jget runs.0.pairs) + $(jget runs.1.pairs) + $(jget runs.2.pairs))) ]'
+run --synthetic mix=long,read=1100-2000,hap=2000-3000,cells=2e7 --write "$W/long.in"
+read -r LP LMINR LMAXR LMINH LMAXH <<<"$(strict_batch_file "$W/long.in")"
+# The second haplotype of a region is a variant of the first (small indels).
+check "--write mix=long with read and haplotype ranges" \
+  eval '[ $RC -eq 0 ] && [ "${LP:-0}" -ge 2 ] && [ "$LMINR" -ge 1100 ] && [ "$LMAXR" -le 2000 ] && [ "$LMINH" -ge 1950 ] && [ "$LMAXH" -le 3050 ]'
+run --synthetic read=64,hap=64,pairs=8 --write "$TMP/no-such-dir/x.in"
+check "--write to an impossible path: exit 1 naming it" \
+  eval '[ $RC -eq 1 ] && grep -q "no-such-dir/x.in: cannot create" "$TMP/err"'
+
+# The file computed by clphmm gives clphmm-bench's results for the same
+# synthetic workload, bit for bit (CPU reference on both sides).
+if [ -n "$CLI" ]; then
+  run --synthetic mix=hc,pairs=400 --device reference -n 1 --results "$W/hc.bench.txt"
+  "$CLI" --reference --raw-base-quals "$W/hc.in" >"$W/hc.cli.txt" 2>"$TMP/err"
+  check "round trip: clphmm on the written file = clphmm-bench --results" \
+    eval '[ -s "$W/hc.bench.txt" ] && cmp -s "$W/hc.bench.txt" "$W/hc.cli.txt"'
+  "$CLI" --reference "$W/hc.in" >"$W/hc.cli6.txt" 2>"$TMP/err"
+  check "round trip: without --raw-base-quals clphmm computes other qualities" \
+    eval '! cmp -s "$W/hc.bench.txt" "$W/hc.cli6.txt"'
+else
+  skip "round trip through clphmm (no CLPHMM_BINARY given)"
+fi
+
+# ---- Per-call mode on the CPU reference (no device needed) -----------------
+
+# 16 batches of 4 reads x 4 haplotypes.
+SMALL=(--synthetic read=30,hap=40,reads=4,haps=4,pairs=256 --device reference --no-startup)
+run "${SMALL[@]}" --calls 10 --json "$TMP/pc1.json"
+json "$TMP/pc1.json"
+check "--calls: one batch per call by default" \
+  eval '[ $RC -eq 0 ] && [ "$(jget runs.0.mode)" = per-call ] && [ "$(jget runs.0.calls)" = 10 ] && [ "$(jget runs.0.call_batches)" = 1 ] && awk_true "$(jget runs.0.call_pairs_mean) == 16" && [ "$(jget runs.0.pairs)" = 256 ]'
+check "--calls: min <= median <= max per call, in microseconds" \
+  eval 'awk_true "$(jget runs.0.call_wall_us_min) <= $(jget runs.0.call_wall_us) && $(jget runs.0.call_wall_us) <= $(jget runs.0.call_wall_us_max) && ($(jget runs.0.call_wall_us) - $(jget runs.0.wall_seconds) * 1e6)^2 < 1e-6"'
+check "--calls: the table reports microseconds per call" \
+  eval 'grep -q "wall us/call" "$TMP/out" && grep -q "^reference .* 10 *16.0 " "$TMP/out"'
+run "${SMALL[@]}" --calls 5 --call-batches 3 --json "$TMP/pc3.json"
+json "$TMP/pc3.json"
+check "--call-batches 3: three batches per call" \
+  eval '[ $RC -eq 0 ] && [ "$(jget runs.0.call_batches)" = 3 ] && awk_true "$(jget runs.0.call_pairs_mean) == 48"'
+run "${SMALL[@]}" --calls 4 --call-batches all --json "$TMP/pca.json"
+json "$TMP/pca.json"
+check "--call-batches all: the whole workload per call" \
+  eval '[ $RC -eq 0 ] && awk_true "$(jget runs.0.call_pairs_mean) == 256"'
+run "${SMALL[@]}" -n 2 --json "$TMP/whole.json"
+json "$TMP/whole.json"
+check "without --calls: whole-workload runs, per-call fields null" \
+  eval '[ $RC -eq 0 ] && [ "$(jget runs.0.mode)" = whole ] && [ "$(jget runs.0.call_wall_us)" = null ]'
+
 # ---- Without any OpenCL runtime --------------------------------------------
 
 NOCL=(env CLPHMM_OPENCL_LIBRARY="$TMP/no-such-libOpenCL.so")
@@ -169,6 +290,23 @@ echo '{"runs": [1, 2,]}' >"$TMP/broken.json"
 check "json_check rejects invalid JSON" eval '! json "$TMP/broken.json"'
 echo '{"clphmm_version": "0", "commit": "x", "date": "d", "host": "h", "runs": [{"device": "d"}]}' >"$TMP/partial.json"
 check "json_check rejects a run without the required keys" eval '! json "$TMP/partial.json"'
+
+# Stages of the median run: -v prints them, the JSON holds them.
+run1 --synthetic mix=hc,pairs=300 --device 0 "${FAST[@]}" -n 3 -v --json "$TMP/st.json"
+json "$TMP/st.json"
+STAGE_RE='stages \(median run, ms\): prepare [0-9.]+ upload [0-9.]+ kernel [0-9.]+ download [0-9.]+ rescue [0-9.]+ finish [0-9.]+ wall [0-9.]+ chunks [0-9]+$'
+check "-v: the stages of the median run" \
+  eval '[ $RC -eq 0 ] && grep -Eq "$STAGE_RE" "$TMP/out"'
+check "--json: stages within the measured wall time" \
+  eval 'awk_true "$(jget runs.0.stages.kernel_seconds) > 0 && $(jget runs.0.stages.wall_seconds) <= $(jget runs.0.wall_seconds_max) && $(jget runs.0.stages.kernel_seconds) <= $(jget runs.0.wall_seconds_max) && $(jget runs.0.stages.prepare_seconds) >= 0 && $(jget runs.0.stages.chunks) >= 0"'
+
+# Per-call mode on the device: the results of many small calls are those
+# of one call of the whole workload.
+run1 --synthetic read=50,hap=70,reads=4,haps=4,pairs=160 --device 0 "${FAST[@]}" --results "$TMP/whole.txt"
+run1 --synthetic read=50,hap=70,reads=4,haps=4,pairs=160 --device 0 --no-startup --calls 25 --check --results "$TMP/calls.txt" -v --json "$TMP/pcd.json"
+json "$TMP/pcd.json"
+check "--calls on the device: same results as one call, exact, stages of the median call" \
+  eval '[ $RC -eq 0 ] && [ "$(wc -l <"$TMP/calls.txt")" -eq 160 ] && cmp -s "$TMP/whole.txt" "$TMP/calls.txt" && awk_true "$(jget runs.0.max_abs_error) <= 1e-5 && $(jget runs.0.call_kernel_us) > 0" && grep -q "stages (median call, ms)" "$TMP/out"'
 
 # Accuracy: a sample by default, every pair with --check.
 run1 --synthetic mix=hc,pairs=300 --device 0 "${FAST[@]}" --sample 100 --json "$TMP/a.json"

@@ -185,7 +185,8 @@ else
   pass "--help exits 0"
   missing=
   for word in --device --precision --reference --output --raw-base-quals \
-    --list-devices --help --version CLPHMM_DEVICE float double gpu cpu; do
+    --chunk-pairs --progress --verbose --list-devices --help --version \
+    CLPHMM_DEVICE float double gpu cpu; do
     grep -q -- "$word" "$TMP/out" || missing="$missing $word"
   done
   if [ -z "$missing" ]; then
@@ -538,6 +539,70 @@ else
   fail "one chunk does not need TMPDIR" "exit status $RC: $(last_err)"
 fi
 
+# The reader thread parses ahead while chunks compute: with one batch per
+# chunk, many chunks are in flight and results must still come in order.
+for i in $(seq 40); do cat "$TINY"; done >"$S/many.in"
+run --reference "$S/many.in"
+cp "$TMP/out" "$S/many.one-chunk.txt"
+same_args_output "pipeline: 120 chunks give the output of one chunk" \
+  "$S/many.in" "--reference" "--reference --chunk-pairs 1"
+rm -f "$OUTF"
+run --reference --chunk-pairs 1 --output "$OUTF" "$S/many.in"
+if [ "$RC" -eq 0 ] && [ -s "$S/many.one-chunk.txt" ] &&
+  cmp -s "$OUTF" "$S/many.one-chunk.txt"; then
+  pass "pipeline: 120 chunks to --output FILE, in order"
+else
+  fail "pipeline: 120 chunks to --output FILE, in order" "exit status $RC"
+fi
+# An error in a middle chunk: earlier chunks computed, later ones parsed
+# ahead; the message names the line, nothing is written.
+{ for i in $(seq 20); do cat "$TINY"; done
+  printf '1 1\nACGTXCGT IIIIIIII IIIIIIII IIIIIIII ++++++++\nACGT\n'
+  for i in $(seq 20); do cat "$TINY"; done; } >"$S/mid_error.in"
+mid_line=$((20 * $(wc -l <"$TINY") + 2))
+check_error "pipeline: an error in a middle chunk, later chunks parsed ahead" \
+  "$mid_line" mid_error.in --reference --chunk-pairs 1 "$S/mid_error.in"
+
+# --progress: progress lines (at most a few a second) and a summary line
+# whose pair count is the output's; stderr is no terminal here.
+PROGRESS_RE='^clphmm: [0-9]+ pairs, [0-9.e+]+ cells, [0-9.]+ GCUPS, [0-9.]+ s$'
+SUMMARY_RE='^clphmm: done: [0-9]+ pairs, [0-9.e+]+ cells, [0-9]+ chunks in [0-9.]+ s, [0-9.]+ GCUPS'
+start=$(date +%s.%N)
+run --reference --chunk-pairs 1 --progress "$S/many.in"
+elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+n_progress=$(grep -cE "$PROGRESS_RE" "$TMP/err")
+summary=$(grep -E "$SUMMARY_RE" "$TMP/err")
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/out" "$S/many.one-chunk.txt" &&
+  [ "$n_progress" -ge 1 ] &&
+  awk -v n="$n_progress" -v t="$elapsed" 'BEGIN { exit !(n <= 2 + 4 * t) }' &&
+  [ "$(echo "$summary" | awk '{ print $3 }')" -eq "$(wc -l <"$TMP/out")" ] &&
+  echo "$summary" | grep -q ' 120 chunks ' &&
+  [ "$(tail -n 1 "$TMP/err")" = "$summary" ] &&
+  [ "$(wc -l <"$TMP/err")" -eq $((n_progress + 1)) ]; then
+  pass "--progress: throttled progress lines and a summary line"
+else
+  fail "--progress: throttled progress lines and a summary line" \
+    "exit status $RC, $n_progress progress lines in $elapsed s" \
+    "stderr: $(last_err)"
+fi
+run --reference --verbose "$TINY"
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+  grep -Eq "$SUMMARY_RE" "$TMP/err" && cmp -s "$TMP/out" "$TMP/ref-float.txt"
+then
+  pass "--verbose, stderr no terminal: only the summary line"
+else
+  fail "--verbose, stderr no terminal: only the summary line" \
+    "exit status $RC: $(last_err)"
+fi
+run --reference --chunk-pairs 1 --progress "$S/mid_error.in"
+if [ "$RC" -eq 1 ] && [ ! -s "$TMP/out" ] && ! grep -q 'done:' "$TMP/err" &&
+  tail -n 1 "$TMP/err" | grep -q "^clphmm: .*mid_error.in:$mid_line:"; then
+  pass "--progress: an error ends the run without a summary"
+else
+  fail "--progress: an error ends the run without a summary" \
+    "exit status $RC: $(last_err)"
+fi
+
 # Lines longer than the limit (64 MiB) are refused with file and line.
 { good_batch; head -c 67108865 /dev/zero | tr '\0' 'A'; echo; } \
   >"$S/long_line.in"
@@ -642,6 +707,19 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
     1e-5 "$TMP/gkl.expected" --device 0 "$DATA/pairhmm-testdata.txt"
   same_args_output "device --chunk-pairs 5: tiny.in output is identical" \
     "$TINY" "" "--chunk-pairs 5"
+  # many.in is tiny.in 40 times: its output is tiny.in's (one chunk, just
+  # above) 40 times, whatever the chunking.
+  for i in $(seq 40); do cat "$TMP/args.a"; done >"$TMP/dev-many.want"
+  run --chunk-pairs 1 --progress "$S/many.in"
+  if [ "$RC" -eq 0 ] && [ -s "$TMP/args.a" ] &&
+    cmp -s "$TMP/out" "$TMP/dev-many.want" &&
+    tail -n 1 "$TMP/err" | grep -Eq "$SUMMARY_RE \(kernel [0-9.]+ s, [0-9.]+ GCUPS\)$"
+  then
+    pass "device pipeline: 120 chunks in order; the summary has the kernel time"
+  else
+    fail "device pipeline: 120 chunks in order; the summary has the kernel time" \
+      "exit status $RC: $(last_err)"
+  fi
   rm -f "$OUTF"
   run --precision double --output "$OUTF" "$TINY"
   cp "$TMP/out" "$TMP/dev-stdout.txt"
@@ -654,6 +732,7 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
 else
   for t in "device double: tiny.in" "device float: tiny.in" \
     "device --device 0: pairhmm-testdata.txt" "device --chunk-pairs 5" \
+    "device pipeline" \
     "device --output FILE"; do
     skip "$t (no OpenCL device)"
   done

@@ -2,12 +2,14 @@
  * clphmm: command-line front end of libclphmm.
  *
  *   clphmm [--device SPEC] [--precision float|double] [--reference]
- *          [--output FILE] [--raw-base-quals] INPUT
+ *          [--output FILE] [--raw-base-quals] [--chunk-pairs N]
+ *          [--progress] [--verbose] INPUT
  *   clphmm --list-devices
  *   clphmm --help | --version
  *
  * The input is read, computed and written chunk by chunk (a bounded number of
- * pairs and bytes at a time), so memory stays bounded for inputs of any size.
+ * pairs and bytes at a time), so memory stays bounded for inputs of any size;
+ * a reader thread parses the next chunks while the current one computes.
  * Still, an error never leaves partial output: stdout stays empty and
  * --output FILE is not created (see `sink` below).
  */
@@ -16,12 +18,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clphmm.h"
@@ -53,11 +57,18 @@ typedef struct cli_args {
   const char *output; /* NULL: stdout */
   unsigned read_flags;
   size_t chunk_pairs;
+  int progress; /* --progress: progress lines even when stderr is no tty */
+  int verbose;  /* --verbose: progress on a terminal, a summary line */
   const char *input;
 } cli_args;
 
 /* Long-only options. */
-enum { OPT_LIST_DEVICES = 256, OPT_RAW_BASE_QUALS, OPT_CHUNK_PAIRS };
+enum {
+  OPT_LIST_DEVICES = 256,
+  OPT_RAW_BASE_QUALS,
+  OPT_CHUNK_PAIRS,
+  OPT_PROGRESS
+};
 
 static const struct option long_options[] = {
     {"device", required_argument, NULL, 'd'},
@@ -66,6 +77,8 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"raw-base-quals", no_argument, NULL, OPT_RAW_BASE_QUALS},
     {"chunk-pairs", required_argument, NULL, OPT_CHUNK_PAIRS},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"verbose", no_argument, NULL, 'v'},
     {"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
     {"help", no_argument, NULL, 'h'},
     {"version", no_argument, NULL, 'V'},
@@ -106,6 +119,12 @@ static void print_help(void) {
         "      --chunk-pairs N   compute about N pairs at a time (default\n"
         "                        262144); bounds memory, the output is the\n"
         "                        same for any N\n"
+        "      --progress        print progress on stderr (pairs, cells,\n"
+        "                        GCUPS, elapsed time) a few times a second,\n"
+        "                        even when stderr is not a terminal, and a\n"
+        "                        summary line at the end\n"
+        "  -v, --verbose         progress when stderr is a terminal, and the\n"
+        "                        summary line\n"
         "      --list-devices    list the OpenCL devices and exit\n"
         "  -h, --help            show this help and exit\n"
         "  -V, --version         show the version and exit\n"
@@ -186,7 +205,7 @@ static int parse_args(int argc, char **argv, cli_args *args) {
 
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":d:p:ro:hV", long_options, NULL)) !=
+  while ((c = getopt_long(argc, argv, ":d:p:ro:hVv", long_options, NULL)) !=
          -1) {
     switch (c) {
     case 'd': args->device = optarg; break;
@@ -210,6 +229,8 @@ static int parse_args(int argc, char **argv, cli_args *args) {
                            "integer)",
                            optarg);
       break;
+    case OPT_PROGRESS: args->progress = 1; break;
+    case 'v': args->verbose = 1; break;
     case OPT_LIST_DEVICES: list_devices = 1; break;
     case 'h': help = 1; break;
     case 'V': version = 1; break;
@@ -295,6 +316,120 @@ static int list_devices(void) {
   return EXIT_OK;
 }
 
+/* ---- progress ------------------------------------------------------------ */
+
+/* Progress of a run on stderr. On a terminal one line is rewritten in
+ * place; elsewhere (--progress into a file or pipe) each update is a line
+ * of its own. Updates come after whole chunks, at most PROGRESS_HZ times
+ * a second (the first one at once). */
+#define PROGRESS_HZ 4
+
+typedef struct progress {
+  int lines;   /* print progress lines */
+  int summary; /* print the summary line at the end */
+  int tty;     /* stderr is a terminal: rewrite one line */
+  int pending; /* a terminal line without its newline is on screen */
+  double start, last;
+  uint64_t pairs, cells;
+  uint64_t chunks;
+  double kernel_seconds; /* device runs: from clphmm_context_stats */
+} progress;
+
+/* The run's progress (one run per process); errors end its line first. */
+static progress cli_progress;
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* End a pending terminal line, so that the next message starts a line. */
+static void progress_break(progress *p) {
+  if (p->pending)
+    fputc('\n', stderr);
+  p->pending = 0;
+}
+
+static void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Print an error message (format and arguments as fprintf's) on stderr. */
+static void cli_error(const char *fmt, ...) {
+  va_list ap;
+  progress_break(&cli_progress);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+}
+
+static void progress_start(progress *p, const cli_args *args) {
+  memset(p, 0, sizeof *p);
+  p->tty = isatty(STDERR_FILENO);
+  p->lines = args->progress || (args->verbose && p->tty);
+  p->summary = args->progress || args->verbose;
+  p->start = now_seconds();
+}
+
+static double gcups(uint64_t cells, double seconds) {
+  return seconds > 0 ? (double)cells / seconds * 1e-9 : 0;
+}
+
+/* Cells (read length x haplotype length) of a chunk. */
+static uint64_t chunk_cells(const clphmm_dataset *ds) {
+  const clphmm_batch *b = clphmm_dataset_batches(ds);
+  uint64_t cells = 0;
+  for (size_t i = 0; i < clphmm_dataset_n_batches(ds); i++) {
+    uint64_t r = 0, h = 0;
+    for (size_t k = 0; k < b[i].n_reads; k++)
+      r += b[i].reads[k].length;
+    for (size_t k = 0; k < b[i].n_haplotypes; k++)
+      h += b[i].haplotypes[k].length;
+    cells += r * h;
+  }
+  return cells;
+}
+
+/* Count a computed chunk; print a line when one is due. */
+static void progress_chunk(progress *p, const clphmm_dataset *ds,
+                           const clphmm_context *ctx) {
+  p->pairs += clphmm_dataset_n_pairs(ds);
+  p->cells += chunk_cells(ds);
+  p->chunks++;
+  clphmm_stats st;
+  if (ctx != NULL && clphmm_context_stats(ctx, &st) == CLPHMM_SUCCESS)
+    p->kernel_seconds += st.kernel_seconds;
+  double t = now_seconds();
+  if (!p->lines || (p->chunks > 1 && t - p->last < 1.0 / PROGRESS_HZ))
+    return;
+  p->last = t;
+  double elapsed = t - p->start;
+  fprintf(stderr, "%s" PROG ": %llu pairs, %.3g cells, %.2f GCUPS, %.1f s%s",
+          p->tty ? "\r\033[K" : "", (unsigned long long)p->pairs,
+          (double)p->cells, gcups(p->cells, elapsed), elapsed,
+          p->tty ? "" : "\n");
+  fflush(stderr);
+  p->pending = p->tty;
+}
+
+/* The summary line of a successful run. */
+static void progress_finish(progress *p, int reference) {
+  if (p->pending)
+    fputs("\r\033[K", stderr);
+  p->pending = 0;
+  if (!p->summary)
+    return;
+  double elapsed = now_seconds() - p->start;
+  fprintf(stderr,
+          PROG ": done: %llu pairs, %.3g cells, %llu chunks in %.2f s, "
+               "%.2f GCUPS",
+          (unsigned long long)p->pairs, (double)p->cells,
+          (unsigned long long)p->chunks, elapsed, gcups(p->cells, elapsed));
+  if (!reference)
+    fprintf(stderr, " (kernel %.3f s, %.2f GCUPS)", p->kernel_seconds,
+            gcups(p->cells, p->kernel_seconds));
+  fputc('\n', stderr);
+}
+
 /* ---- computing ----------------------------------------------------------- */
 
 /* Compute every pair of one chunk into a new array (*out, *n_out). The
@@ -306,12 +441,12 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
   size_t n_batches = clphmm_dataset_n_batches(ds);
   size_t n_pairs = clphmm_dataset_n_pairs(ds);
   if (n_pairs > SIZE_MAX / sizeof(double)) {
-    fprintf(stderr, PROG ": %s: too many pairs (%zu)\n", args->input, n_pairs);
+    cli_error(PROG ": %s: too many pairs (%zu)\n", args->input, n_pairs);
     return EXIT_RUNTIME;
   }
   double *values = malloc(n_pairs > 0 ? n_pairs * sizeof *values : 1);
   if (values == NULL) {
-    fprintf(stderr, PROG ": out of memory for %zu results\n", n_pairs);
+    cli_error(PROG ": out of memory for %zu results\n", n_pairs);
     return EXIT_RUNTIME;
   }
   clphmm_status st;
@@ -324,7 +459,7 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
       options.device = args->device;
       options.precision = args->precision;
       if (clphmm_context_create(&options, ctx) != CLPHMM_SUCCESS) {
-        fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
+        cli_error(PROG ": %s\n", clphmm_last_error(NULL));
         fputs(reference_hint, stderr);
         free(values);
         return EXIT_RUNTIME;
@@ -333,8 +468,7 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
     st = clphmm_compute(*ctx, batches, n_batches, values);
   }
   if (st != CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n",
-            clphmm_last_error(args->reference ? NULL : *ctx));
+    cli_error(PROG ": %s\n", clphmm_last_error(args->reference ? NULL : *ctx));
     free(values);
     return EXIT_RUNTIME;
   }
@@ -393,15 +527,15 @@ static int sink_open_output(sink *s, const char *path) {
   size_t len = strlen(path);
   s->tmp = malloc(len + sizeof suffix);
   if (s->tmp == NULL) {
-    fprintf(stderr, PROG ": out of memory\n");
+    cli_error(PROG ": out of memory\n");
     return EXIT_RUNTIME;
   }
   memcpy(s->tmp, path, len);
   memcpy(s->tmp + len, suffix, sizeof suffix);
   int fd = mkstemp(s->tmp);
   if (fd < 0) {
-    fprintf(stderr, PROG ": %s: cannot create temporary file: %s\n", path,
-            strerror(errno));
+    cli_error(PROG ": %s: cannot create temporary file: %s\n", path,
+              strerror(errno));
     free(s->tmp);
     s->tmp = NULL;
     return EXIT_RUNTIME;
@@ -412,8 +546,7 @@ static int sink_open_output(sink *s, const char *path) {
   else if ((s->f = fdopen(fd, "w")) == NULL)
     what = "cannot open";
   if (what != NULL) {
-    fprintf(stderr, PROG ": %s: %s %s: %s\n", path, what, s->tmp,
-            strerror(errno));
+    cli_error(PROG ": %s: %s %s: %s\n", path, what, s->tmp, strerror(errno));
     close(fd);
     unlink(s->tmp);
     free(s->tmp);
@@ -430,7 +563,7 @@ static int sink_open_spool(sink *s) {
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/clphmm-XXXXXX", dir) >=
       sizeof path) {
-    fprintf(stderr, PROG ": TMPDIR is too long\n");
+    cli_error(PROG ": TMPDIR is too long\n");
     return EXIT_RUNTIME;
   }
   int fd = mkstemp(path);
@@ -441,10 +574,9 @@ static int sink_open_spool(sink *s) {
       close(fd);
   }
   if (s->f == NULL) {
-    fprintf(stderr,
-            PROG ": cannot create a temporary file in %s for the results: "
-                 "%s (set TMPDIR, or use --output)\n",
-            dir, strerror(errno));
+    cli_error(PROG ": cannot create a temporary file in %s for the results: "
+                   "%s (set TMPDIR, or use --output)\n",
+              dir, strerror(errno));
     return EXIT_RUNTIME;
   }
   s->spooled = 1;
@@ -470,14 +602,12 @@ static int sink_write(sink *s, const cli_args *args, const double *values,
     return EXIT_OK;
   int err = errno ? errno : EIO;
   if (s->tmp != NULL)
-    fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
-            strerror(err));
+    cli_error(PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
+              strerror(err));
   else if (s->spooled)
-    fprintf(stderr, PROG ": write error on a temporary file: %s\n",
-            strerror(err));
+    cli_error(PROG ": write error on a temporary file: %s\n", strerror(err));
   else
-    fprintf(stderr, PROG ": write error on standard output: %s\n",
-            strerror(err));
+    cli_error(PROG ": write error on standard output: %s\n", strerror(err));
   return EXIT_RUNTIME;
 }
 
@@ -512,12 +642,12 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
       err = errno ? errno : EIO;
     }
     if (ok && !failed && rename(s->tmp, args->output) != 0) {
-      fprintf(stderr, PROG ": %s: cannot rename into place %s: %s\n",
-              args->output, s->tmp, strerror(errno));
+      cli_error(PROG ": %s: cannot rename into place %s: %s\n", args->output,
+                s->tmp, strerror(errno));
       rc = EXIT_RUNTIME;
     } else if (failed) {
-      fprintf(stderr, PROG ": %s: write error on %s: %s\n", args->output,
-              s->tmp, strerror(err));
+      cli_error(PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
+                strerror(err));
       rc = EXIT_RUNTIME;
     }
     if (rc != EXIT_OK)
@@ -527,8 +657,8 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
   }
   if (ok &&
       ((s->spooled && copy_spool(s->f) != 0) || flush_checked(stdout) != 0)) {
-    fprintf(stderr, PROG ": write error on standard output: %s\n",
-            strerror(errno ? errno : EIO));
+    cli_error(PROG ": write error on standard output: %s\n",
+              strerror(errno ? errno : EIO));
     rc = EXIT_RUNTIME;
   }
   if (s->spooled)
@@ -536,38 +666,137 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
   return rc;
 }
 
-/* ---- the run ------------------------------------------------------------- */
+/* ---- the reader thread -------------------------------------------------- */
 
-static int next_chunk(const cli_args *args, clphmm_reader *rd,
-                      clphmm_dataset **chunk) {
-  if (clphmm_reader_next(rd, args->chunk_pairs, CHUNK_BYTES, chunk) !=
+/* Parsing runs on its own thread, one chunk ahead of the computation: while
+ * chunk k computes, chunk k+1 waits in `slot` and chunk k+2 is being
+ * parsed, so at most three chunks are in memory. Chunks reach the main
+ * thread in input order; a read error is delivered where it happened in
+ * that order (after the chunks before it), so the run reports what the
+ * serial loop reported. */
+typedef struct pipeline {
+  const cli_args *args;
+  clphmm_reader *rd;
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  clphmm_dataset *slot; /* the next chunk, parsed (NULL: none yet) */
+  int end;              /* the input has no more chunks */
+  int failed;           /* reading failed, see error */
+  int cancel;           /* the main thread stopped: read no further */
+  char error[8192];     /* the reader's message ("FILE:LINE: ...") */
+} pipeline;
+
+/* Hand a chunk (or the end, chunk NULL, or the error of `st`) to the main
+ * thread; waits while the slot is full. Returns 0 to go on, -1 to stop. */
+static int reader_put(pipeline *p, clphmm_status st, clphmm_dataset *chunk) {
+  pthread_mutex_lock(&p->lock);
+  while (p->slot != NULL && chunk != NULL && !p->cancel)
+    pthread_cond_wait(&p->changed, &p->lock);
+  if (p->cancel) {
+    clphmm_dataset_destroy(chunk);
+  } else if (st != CLPHMM_SUCCESS) {
+    /* The message is per thread: copy it on the thread that failed. */
+    snprintf(p->error, sizeof p->error, "%s", clphmm_last_error(NULL));
+    p->failed = 1;
+  } else if (chunk == NULL) {
+    p->end = 1;
+  } else {
+    p->slot = chunk;
+  }
+  int stop = p->cancel || p->failed || p->end;
+  pthread_cond_broadcast(&p->changed);
+  pthread_mutex_unlock(&p->lock);
+  return stop ? -1 : 0;
+}
+
+static void *reader_main(void *arg) {
+  pipeline *p = arg;
+  for (;;) {
+    clphmm_dataset *chunk = NULL;
+    clphmm_status st =
+        clphmm_reader_next(p->rd, p->args->chunk_pairs, CHUNK_BYTES, &chunk);
+    if (reader_put(p, st, chunk) != 0)
+      return NULL;
+  }
+}
+
+static int pipeline_start(pipeline *p, const cli_args *args) {
+  memset(p, 0, sizeof *p);
+  p->args = args;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->changed, NULL);
+  if (clphmm_reader_open(args->input, args->read_flags, &p->rd) !=
       CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
+    cli_error(PROG ": %s\n", clphmm_last_error(NULL));
+    return EXIT_RUNTIME;
+  }
+  int err = pthread_create(&p->thread, NULL, reader_main, p);
+  if (err != 0) {
+    cli_error(PROG ": cannot start the reader thread: %s\n", strerror(err));
+    return EXIT_RUNTIME;
+  }
+  p->started = 1;
+  return EXIT_OK;
+}
+
+/* The next chunk in input order (NULL at the end), or EXIT_RUNTIME after
+ * reporting the read error. */
+static int pipeline_next(pipeline *p, clphmm_dataset **chunk) {
+  pthread_mutex_lock(&p->lock);
+  while (p->slot == NULL && !p->end && !p->failed)
+    pthread_cond_wait(&p->changed, &p->lock);
+  *chunk = p->slot;
+  p->slot = NULL;
+  pthread_cond_broadcast(&p->changed);
+  int failed = *chunk == NULL && p->failed;
+  pthread_mutex_unlock(&p->lock);
+  if (failed) {
+    cli_error(PROG ": %s\n", p->error);
     return EXIT_RUNTIME;
   }
   return EXIT_OK;
 }
 
-/* Read, compute and write the input chunk by chunk, so that memory stays
- * bounded whatever its size. The next chunk is read before the results of
- * the current one are written, which tells whether they are the last. */
-static int run(const cli_args *args) {
-  clphmm_reader *rd = NULL;
-  if (clphmm_reader_open(args->input, args->read_flags, &rd) !=
-      CLPHMM_SUCCESS) {
-    fprintf(stderr, PROG ": %s\n", clphmm_last_error(NULL));
-    return EXIT_RUNTIME;
+/* Stop the reader (it finishes the chunk it is parsing) and free it all. */
+static void pipeline_stop(pipeline *p) {
+  if (p->started) {
+    pthread_mutex_lock(&p->lock);
+    p->cancel = 1;
+    pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
   }
+  pthread_mutex_destroy(&p->lock);
+  pthread_cond_destroy(&p->changed);
+  clphmm_dataset_destroy(p->slot);
+  clphmm_reader_close(p->rd);
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+/* Compute and write the input chunk by chunk as the reader thread delivers
+ * it, so that memory stays bounded whatever its size. The next chunk is
+ * taken before the results of the current one are written, which tells
+ * whether they are the last. */
+static int run(const cli_args *args) {
+  pipeline pl;
+  progress_start(&cli_progress, args);
+  int rc = pipeline_start(&pl, args);
   clphmm_context *ctx = NULL;
   clphmm_dataset *chunk = NULL, *next = NULL;
   sink out = {0};
-  int rc = next_chunk(args, rd, &chunk);
+  if (rc == EXIT_OK)
+    rc = pipeline_next(&pl, &chunk);
   while (rc == EXIT_OK && chunk != NULL) {
     double *values = NULL;
     size_t n = 0;
     rc = compute_chunk(args, &ctx, chunk, &values, &n);
     if (rc == EXIT_OK)
-      rc = next_chunk(args, rd, &next);
+      progress_chunk(&cli_progress, chunk, args->reference ? NULL : ctx);
+    if (rc == EXIT_OK)
+      rc = pipeline_next(&pl, &next);
     if (rc == EXIT_OK && out.f == NULL)
       rc = sink_open(&out, args->output, next == NULL);
     if (rc == EXIT_OK)
@@ -578,9 +807,13 @@ static int run(const cli_args *args) {
     next = NULL;
   }
   clphmm_dataset_destroy(chunk);
-  clphmm_reader_close(rd);
+  pipeline_stop(&pl);
   clphmm_context_destroy(ctx);
-  return sink_close(&out, args, rc == EXIT_OK);
+  rc = sink_close(&out, args, rc == EXIT_OK);
+  if (rc == EXIT_OK)
+    progress_finish(&cli_progress, args->reference);
+  progress_break(&cli_progress);
+  return rc;
 }
 
 int main(int argc, char **argv) {

@@ -5,6 +5,7 @@
  *   measure.c   timing one workload on one device or on the CPU reference
  *   reference.c the CPU reference on all cores (threads), accuracy checks
  *   report.c    the comparison table (stdout) and the JSON file
+ *   write.c     --write (workloads as batch files), --results
  *   json.c      a small escaping JSON writer
  *   tune.c      --tune: time candidate variants per read-length bin
  *   list.c      --list: platforms, devices and the plan for each */
@@ -27,9 +28,15 @@ typedef struct bench_options {
   size_t n_devices;
   const char *synthetic[BENCH_MAX_WORKLOADS]; /* --synthetic, repeatable */
   size_t n_synthetic;
-  const char *input; /* --input FILE */
-  unsigned repeat;   /* --repeat N */
-  const char *suite; /* --suite peak|realistic|long|all */
+  const char *input;   /* --input FILE */
+  unsigned repeat;     /* --repeat N */
+  unsigned read_flags; /* --raw-base-quals: CLPHMM_READ_RAW_BASE_QUALS */
+  const char *write;   /* --write FILE: write the workloads, compute nothing */
+  const char *results; /* --results FILE: every run's results */
+  FILE *results_file;  /* open while the runs go */
+  unsigned long calls; /* --calls N: per-call mode (0: whole workload) */
+  size_t call_batches; /* --call-batches K: batches per call (0: all) */
+  const char *suite;   /* --suite peak|realistic|long|all */
   clphmm_precision precision;
   int reps;            /* -n */
   int check_all;       /* --check */
@@ -81,9 +88,10 @@ int bench_spec_check(const char *spec, char *err, size_t err_n);
  * suite each belongs to; returns the count, 0 for an unknown name. */
 size_t bench_suite(const char *name, const char **specs, const char **suites,
                    size_t max);
-/* An input file, its batches repeated `repeat` times. */
-int bench_file(const char *path, unsigned repeat, bench_workload *w, char *err,
-               size_t err_n);
+/* An input file, its batches repeated `repeat` times; `flags` as in
+ * clphmm_dataset_read_file. */
+int bench_file(const char *path, unsigned repeat, unsigned flags,
+               bench_workload *w, char *err, size_t err_n);
 /* Reads of lengths in (lo, hi] against haplotypes about 1.5 times longer,
  * about `cells` cells: the --tune workload of one bin. */
 int bench_bin_workload(unsigned lo, unsigned hi, double cells,
@@ -124,6 +132,13 @@ typedef struct bench_stat {
   double median, min, max;
 } bench_stat;
 
+/* Where the time of one clphmm_compute went (clphmm_stats' stage fields;
+ * the CPU reference has only wall = kernel = its own time). */
+typedef struct bench_stages {
+  double wall, prepare, upload, kernel, download, rescue, finish;
+  uint64_t chunks;
+} bench_stages;
+
 typedef struct bench_run {
   /* Device. */
   char device[256];
@@ -143,8 +158,15 @@ typedef struct bench_run {
   size_t checked_pairs;
   double create_cold, create_warm; /* < 0: not measured */
   clphmm_stats last;               /* per-bin data of the last repetition */
-  int ok;                          /* measured */
-  char error[512];                 /* why not */
+  bench_stages stages; /* of the run (or call) with the median wall time */
+  /* Per-call mode (--calls): kernel and wall above are per call. */
+  unsigned long calls;    /* timed calls; 0: whole-workload runs */
+  size_t call_batches;    /* batches per call */
+  double call_pairs_mean; /* pairs per timed call */
+  uint64_t call_cells;    /* cells of all timed calls */
+  double call_wall_sum, call_kernel_sum;
+  int ok;          /* measured */
+  char error[512]; /* why not */
 } bench_run;
 
 double bench_now(void);
@@ -178,6 +200,13 @@ void bench_print_table(FILE *f, const bench_run *runs, size_t n,
                        size_t n_devices, int verbose);
 int bench_write_json(const char *path, const bench_run *runs, size_t n,
                      const bench_options *o, char *err, size_t err_n);
+
+/* The batches of `w` in the batch format that clphmm and gpuPairHMM read
+ * (see write.c). Returns 0, or -1 with the reason in err. */
+int bench_write_workload(FILE *f, const bench_workload *w, char *err,
+                         size_t err_n);
+/* Values one per line as clphmm prints them ("%.12g", "-inf"); 0 or -1. */
+int bench_write_results(FILE *f, const double *values, size_t n);
 
 /* Progress on stderr (only when o->progress and after two seconds). */
 void bench_progress(const bench_options *o, double start, const char *fmt, ...)

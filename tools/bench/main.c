@@ -1,5 +1,6 @@
 /* clphmm-bench: measure, compare and tune clphmm on OpenCL devices.
  * See `clphmm-bench --help` and README.md ("Benchmarks"). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +17,24 @@ static const char help[] =
     "Workloads (any number, run in this order):\n"
     "  --input FILE          an input file in either format (see clphmm)\n"
     "  --repeat N            repeat the input file's batches N times\n"
+    "  --raw-base-quals      keep the input file's base qualities below 6\n"
+    "                        (as clphmm --raw-base-quals)\n"
     "  --synthetic SPEC      read=L,hap=L (equal lengths, batches of 8x8;\n"
     "                        reads=R,haps=H change that), or mix=hc (a\n"
-    "                        HaplotypeCaller-like mix), or mix=long (reads\n"
-    "                        of 1-20 kb; read=MIN-MAX changes that); sized\n"
+    "                        HaplotypeCaller-like mix; reads=R,haps=H fix\n"
+    "                        the region shape), or mix=long (reads of\n"
+    "                        1-20 kb; read=MIN-MAX changes that, hap=MIN-MAX\n"
+    "                        draws haplotype lengths from a range); sized\n"
     "                        by pairs=N or cells=N; seed=S (repeatable)\n"
     "  --suite NAME          peak (L = 64..2048, 1e10 cells each), realistic\n"
     "                        (mix=hc at 1e8, 1e10, 1e11 cells), long (1e11\n"
     "                        cells of 1-20 kb reads), or all\n"
+    "\n"
+    "Instead of measuring:\n"
+    "  --write FILE          write the workloads to FILE ('-': stdout) in\n"
+    "                        the batch format that clphmm and gpuPairHMM\n"
+    "                        read (qualities as generated: read it back\n"
+    "                        with --raw-base-quals), then exit\n"
     "\n"
     "Options:\n"
     "  -d, --device SPEC     a device index, gpu, cpu, a name substring, all\n"
@@ -32,6 +43,13 @@ static const char help[] =
     "                        default device\n"
     "  -p, --precision MODE  float (default) or double\n"
     "  -n N                  timed repetitions after one warm-up (default 5)\n"
+    "  --calls N             per-call mode: after one untimed call of the\n"
+    "                        whole workload, N timed calls of one batch\n"
+    "                        (region) each, cycling through the workload;\n"
+    "                        reports wall and kernel microseconds per call\n"
+    "  --call-batches K|all  batches per call in per-call mode (default 1)\n"
+    "  --results FILE        write every run's results to FILE, one log10\n"
+    "                        likelihood per line as clphmm prints them\n"
     "  --check               compare every pair with the CPU reference\n"
     "                        (default: a sample spread over the workload)\n"
     "  --sample N            pairs in the sample (default 1000)\n"
@@ -44,7 +62,8 @@ static const char help[] =
     "  --json FILE           write the results as JSON\n"
     "  --commit ID           commit recorded in the JSON (default:\n"
     "                        $CLPHMM_COMMIT)\n"
-    "  -v, --verbose         per-bin breakdown\n"
+    "  -v, --verbose         per-bin breakdown and where the time went\n"
+    "                        (stages of the median run or call)\n"
     "  -h, --help            this help;  -V, --version  the version\n"
     "\n"
     "Tuning (--tune): times every variant of each read-length bin's capacity\n"
@@ -89,6 +108,7 @@ static void defaults(bench_options *o) {
   o->tune_lanes = "1,2,4,8,16,32";
   o->tune_cells = 4e9;
   o->progress = isatty(2);
+  o->call_batches = 1;
 }
 
 /* Options that take a number. Returns 1 if `opt` is one, 0 if not, -1 on
@@ -111,6 +131,7 @@ static int numeric_option(bench_options *o, const char *opt, const char *v) {
   NUM("--seed", 0, 1.8e19, o->seed = strtoull(v, NULL, 10))
   NUM("--threads", 1, 256, o->threads = (unsigned)d)
   NUM("--tune-cells", 1, 1e18, o->tune_cells = d)
+  NUM("--calls", 1, 1e6, o->calls = (unsigned long)d)
 #undef NUM
   return 0;
 }
@@ -148,7 +169,16 @@ static int string_option(bench_options *o, const char *opt, const char *v) {
     o->tune_lanes = v;
   else if (!strcmp(opt, "--tuning-file"))
     o->tuning_file = v;
-  else
+  else if (!strcmp(opt, "--write"))
+    o->write = v;
+  else if (!strcmp(opt, "--results"))
+    o->results = v;
+  else if (!strcmp(opt, "--call-batches")) {
+    double d;
+    if (strcmp(v, "all") && !number(v, 1, 1e9, &d))
+      return -1;
+    o->call_batches = strcmp(v, "all") ? (size_t)d : 0;
+  } else
     return 0;
   return 1;
 }
@@ -164,6 +194,8 @@ static int flag_option(bench_options *o, const char *opt) {
     o->startup = 0;
   else if (!strcmp(opt, "-v") || !strcmp(opt, "--verbose"))
     o->verbose = 1;
+  else if (!strcmp(opt, "--raw-base-quals"))
+    o->read_flags |= CLPHMM_READ_RAW_BASE_QUALS;
   else
     return 0;
   return 1;
@@ -206,6 +238,9 @@ static int parse_args(int argc, char **argv, bench_options *o) {
     return usage("%s", "no workload: give --synthetic, --input or --suite");
   if (o->repeat && !o->input)
     return usage("%s", "--repeat needs --input");
+  if (o->write && (o->results || o->calls || o->json))
+    return usage("%s", "--write computes nothing: no --results, --calls or "
+                       "--json with it");
   return -1;
 }
 
@@ -260,7 +295,8 @@ static int next_workload(session *s, size_t k, bench_workload *w, char *err,
   const bench_options *o = s->o;
   if (o->input) {
     if (k == 0)
-      return bench_file(o->input, o->repeat, w, err, err_n) ? -1 : 0;
+      return bench_file(o->input, o->repeat, o->read_flags, w, err, err_n) ? -1
+                                                                           : 0;
     k--;
   }
   if (k < o->n_synthetic)
@@ -278,6 +314,45 @@ static int next_workload(session *s, size_t k, bench_workload *w, char *err,
     snprintf(w->name, sizeof w->name, "%s", name);
   }
   return rc ? -1 : 0;
+}
+
+/* --write: every workload of the session, one after the other, into one
+ * file; only one workload is in memory at a time. A failed write removes
+ * the file. */
+static int write_all(session *s) {
+  const char *path = s->o->write;
+  int to_stdout = !strcmp(path, "-");
+  FILE *f = to_stdout ? stdout : fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "clphmm-bench: %s: cannot create: %s\n", path,
+            strerror(errno));
+    return 1;
+  }
+  static char buf[1 << 20];
+  setvbuf(f, buf, _IOFBF, sizeof buf);
+  int rc = 0;
+  for (size_t k = 0; !rc; k++) {
+    bench_workload w;
+    char err[1024];
+    int got = next_workload(s, k, &w, err, sizeof err);
+    if (got > 0)
+      break;
+    if (got == 0)
+      got = bench_write_workload(f, &w, err, sizeof err);
+    if (got) {
+      fprintf(stderr, "clphmm-bench: %s: %s\n", path, err);
+      rc = 1;
+    }
+    bench_workload_free(&w);
+  }
+  int failed = fflush(f) != 0 || ferror(f);
+  if (!to_stdout)
+    failed |= fclose(f) != 0;
+  if (failed && !rc)
+    fprintf(stderr, "clphmm-bench: %s: write error\n", path);
+  if ((failed || rc) && !to_stdout)
+    remove(path);
+  return failed || rc;
 }
 
 static int run_workload(session *s, const bench_workload *w) {
@@ -343,6 +418,13 @@ int main(int argc, char **argv) {
   session s;
   memset(&s, 0, sizeof s);
   s.o = &o;
+  if (o.write)
+    return write_all(&s);
+  if (o.results && !(o.results_file = fopen(o.results, "w"))) {
+    fprintf(stderr, "clphmm-bench: %s: cannot create: %s\n", o.results,
+            strerror(errno));
+    return 1;
+  }
   rc = open_devices(&s);
   if (!rc)
     rc = run_all(&s);
@@ -352,6 +434,10 @@ int main(int argc, char **argv) {
   if (s.n_runs && o.json &&
       bench_write_json(o.json, s.runs, s.n_runs, &o, err, sizeof err)) {
     fprintf(stderr, "clphmm-bench: %s\n", err);
+    rc = 1;
+  }
+  if (o.results_file && (ferror(o.results_file) | fclose(o.results_file))) {
+    fprintf(stderr, "clphmm-bench: %s: write error\n", o.results);
     rc = 1;
   }
   for (size_t d = 0; d < s.n_dev; d++)

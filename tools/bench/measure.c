@@ -187,28 +187,66 @@ void bench_device_close(bench_device *d) {
 
 /* ---- Repetitions -------------------------------------------------------- */
 
+/* Cells of batches [b0, b1). */
+static uint64_t range_cells(const bench_workload *w, size_t b0, size_t b1) {
+  uint64_t cells = 0;
+  for (size_t b = b0; b < b1; b++) {
+    const clphmm_batch *bt = &w->batches[b];
+    uint64_t sr = 0, sh = 0;
+    for (size_t i = 0; i < bt->n_reads; i++)
+      sr += bt->reads[i].length;
+    for (size_t i = 0; i < bt->n_haplotypes; i++)
+      sh += bt->haplotypes[i].length;
+    cells += sr * sh;
+  }
+  return cells;
+}
+
+/* One clphmm_compute of batches [b0, b1) into `out` (their results), timed;
+ * the CPU reference on all cores when the device has no context. */
 static int one_call(bench_device *d, const bench_workload *w,
+                    const size_t *offsets, size_t b0, size_t b1,
                     const bench_options *o, double *out, double *wall,
                     clphmm_stats *st, char *err, size_t err_n) {
   double t0 = bench_now();
   if (!d->ctx) {
-    size_t *off = bench_offsets(w);
-    int rc = !off || bench_reference(w, off, 0, w->n_batches, o->precision,
-                                     o->threads, out, err, err_n);
-    free(off);
+    int rc = bench_reference(w, offsets, b0, b1, o->precision, o->threads, out,
+                             err, err_n);
     *wall = bench_now() - t0;
     memset(st, 0, sizeof *st);
-    st->pairs = w->n_pairs;
-    st->cells = w->cells;
-    st->kernel_seconds = *wall; /* all of it is compute */
+    st->pairs = offsets[b1] - offsets[b0];
+    st->cells = range_cells(w, b0, b1);
+    st->kernel_seconds = st->wall_seconds = *wall; /* all of it is compute */
     return rc;
   }
-  if (clphmm_compute(d->ctx, w->batches, w->n_batches, out)) {
+  if (clphmm_compute(d->ctx, w->batches + b0, b1 - b0, out)) {
     snprintf(err, err_n, "%s", clphmm_last_error(d->ctx));
     return 1;
   }
   *wall = bench_now() - t0;
   clphmm_context_stats(d->ctx, st);
+  return 0;
+}
+
+static bench_stages stages_of(const clphmm_stats *st) {
+  return (bench_stages){st->wall_seconds,     st->prepare_seconds,
+                        st->upload_seconds,   st->kernel_seconds,
+                        st->download_seconds, st->rescue_seconds,
+                        st->finish_seconds,   st->chunks};
+}
+
+/* The index of the lower median of v[0..n) (v is not changed). */
+static size_t median_index(const double *v, size_t n) {
+  double *s = malloc(n * sizeof *s);
+  if (!s)
+    return 0;
+  memcpy(s, v, n * sizeof *s);
+  bench_stats_of(s, (int)n); /* sorts s */
+  double m = s[(n - 1) / 2];
+  free(s);
+  for (size_t i = 0; i < n; i++)
+    if (v[i] == m)
+      return i;
   return 0;
 }
 
@@ -234,42 +272,125 @@ static void fill_identity(const bench_device *d, const bench_workload *w,
   r->max_err = r->mean_err = NAN;
 }
 
+/* Timings of n timed calls. */
+typedef struct timings {
+  double *kernel, *wall;
+  bench_stages *stages;
+  size_t n;
+} timings;
+
+static int timings_alloc(timings *t, size_t n) {
+  t->n = n;
+  t->kernel = calloc(n, sizeof *t->kernel);
+  t->wall = calloc(n, sizeof *t->wall);
+  t->stages = calloc(n, sizeof *t->stages);
+  return t->kernel && t->wall && t->stages ? 0 : -1;
+}
+
+static void timings_free(timings *t) {
+  free(t->kernel);
+  free(t->wall);
+  free(t->stages);
+}
+
+static void timings_record(timings *t, size_t k, double wall,
+                           const clphmm_stats *st) {
+  t->kernel[k] = st->kernel_seconds;
+  t->wall[k] = wall;
+  t->stages[k] = stages_of(st);
+}
+
+/* Medians, extremes and the median call's stages into r (sorts copies). */
+static void timings_summarise(timings *t, bench_run *r) {
+  r->stages = t->stages[median_index(t->wall, t->n)];
+  for (size_t k = 0; k < t->n; k++) {
+    r->call_wall_sum += t->wall[k];
+    r->call_kernel_sum += t->kernel[k];
+  }
+  r->kernel = bench_stats_of(t->kernel, (int)t->n);
+  r->wall = bench_stats_of(t->wall, (int)t->n);
+}
+
+/* Whole-workload runs: one warm-up call, then o->reps timed calls. */
+static int measure_whole(bench_device *d, const bench_workload *w,
+                         const size_t *offsets, const bench_options *o,
+                         double *out, timings *t, bench_run *r) {
+  double start = bench_now();
+  for (int k = -1; k < o->reps; k++) {
+    bench_progress(o, start, "%s: %s, run %d of %d", r->device, w->name, k + 2,
+                   o->reps + 1);
+    double wall;
+    if (one_call(d, w, offsets, 0, w->n_batches, o, out, &wall, &r->last,
+                 r->error, sizeof r->error))
+      return 1;
+    if (k >= 0)
+      timings_record(t, (size_t)k, wall, &r->last);
+  }
+  r->reps = o->reps;
+  return 0;
+}
+
+/* Per-call mode: one untimed call of the whole workload (kernels built,
+ * every result filled for the accuracy check), then o->calls timed calls
+ * of o->call_batches consecutive batches each (0: all), cycling through
+ * the workload; each writes its results where the whole call put them. */
+static int measure_calls(bench_device *d, const bench_workload *w,
+                         const size_t *offsets, const bench_options *o,
+                         double *out, timings *t, bench_run *r) {
+  size_t nb = w->n_batches, per = o->call_batches;
+  if (per == 0 || per > nb)
+    per = nb;
+  double wall, start = bench_now();
+  if (one_call(d, w, offsets, 0, nb, o, out, &wall, &r->last, r->error,
+               sizeof r->error))
+    return 1;
+  uint64_t pairs = 0;
+  for (size_t k = 0, b0 = 0; k < o->calls; k++) {
+    if ((k & 63) == 0)
+      bench_progress(o, start, "%s: %s, call %zu of %lu", r->device, w->name,
+                     k + 1, o->calls);
+    size_t b1 = b0 + per < nb ? b0 + per : nb;
+    if (one_call(d, w, offsets, b0, b1, o, out + offsets[b0], &wall, &r->last,
+                 r->error, sizeof r->error))
+      return 1;
+    timings_record(t, k, wall, &r->last);
+    pairs += offsets[b1] - offsets[b0];
+    r->call_cells += r->last.cells;
+    b0 = b1 == nb ? 0 : b1;
+  }
+  r->reps = (int)o->calls;
+  r->calls = o->calls;
+  r->call_batches = per;
+  r->call_pairs_mean = (double)pairs / (double)o->calls;
+  return 0;
+}
+
 void bench_measure(bench_device *d, const bench_workload *w,
                    const size_t *offsets, const bench_sample *s,
                    const bench_options *o, bench_run *r) {
   fill_identity(d, w, o, r);
   double *out = malloc((w->n_pairs ? w->n_pairs : 1) * sizeof *out);
-  double *kern = calloc((size_t)o->reps, sizeof *kern);
-  double *wall = calloc((size_t)o->reps, sizeof *wall);
-  if (!out || !kern || !wall) {
+  timings t;
+  int bad = timings_alloc(&t, o->calls ? o->calls : (size_t)o->reps);
+  if (!out || bad) {
     snprintf(r->error, sizeof r->error, "out of memory for %zu results",
              w->n_pairs);
     goto done;
   }
-  double start = bench_now();
-  for (int k = -1; k < o->reps; k++) {
-    bench_progress(o, start, "%s: %s, run %d of %d", r->device, w->name, k + 2,
-                   o->reps + 1);
-    double t;
-    if (one_call(d, w, o, out, &t, &r->last, r->error, sizeof r->error))
-      goto done;
-    if (k >= 0) {
-      kern[k] = r->last.kernel_seconds;
-      wall[k] = t;
-    }
-  }
+  if (o->calls ? measure_calls(d, w, offsets, o, out, &t, r)
+               : measure_whole(d, w, offsets, o, out, &t, r))
+    goto done;
   bench_progress_done(o);
-  r->reps = o->reps;
-  r->kernel = bench_stats_of(kern, o->reps);
-  r->wall = bench_stats_of(wall, o->reps);
+  timings_summarise(&t, r);
   r->rescued = r->last.rescued_pairs;
   r->launches = r->last.launches;
   bench_sample_compare(s, w, offsets, out, &r->max_err, &r->mean_err);
   r->checked_pairs = s->n_pairs;
   r->ok = 1;
+  if (o->results_file) /* write errors are caught when it is closed */
+    bench_write_results(o->results_file, out, w->n_pairs);
 done:
   bench_progress_done(o);
   free(out);
-  free(kern);
-  free(wall);
+  timings_free(&t);
 }

@@ -47,6 +47,43 @@ static void print_bins(FILE *f, const bench_run *r) {
   }
 }
 
+/* Where the time of the median run (or call) went, in milliseconds. */
+static void print_stages(FILE *f, const bench_run *r) {
+  const bench_stages *st = &r->stages;
+  fprintf(f,
+          "      stages (median %s, ms): prepare %.3f upload %.3f kernel "
+          "%.3f download %.3f rescue %.3f finish %.3f wall %.3f chunks "
+          "%llu\n",
+          r->calls ? "call" : "run", st->prepare * 1e3, st->upload * 1e3,
+          st->kernel * 1e3, st->download * 1e3, st->rescue * 1e3,
+          st->finish * 1e3, st->wall * 1e3, (unsigned long long)st->chunks);
+}
+
+/* Per-call mode: microseconds per call. */
+static void print_calls_header(FILE *f) {
+  fprintf(f, "%-34s %-6s %8s %9s %-30s %-30s %9s %9s %9s\n", "device", "prec",
+          "calls", "pairs/call", "wall us/call median [min..max]",
+          "kernel us/call median [min..max]", "GCUPS(k)", "GCUPS(w)",
+          "max|err|");
+}
+
+static void print_calls_row(FILE *f, const bench_run *r) {
+  char dev[64], ws[64], ks[64];
+  label(r, dev, sizeof dev);
+  if (!r->ok) {
+    fprintf(f, "%-34s FAILED: %s\n", dev, r->error);
+    return;
+  }
+  snprintf(ws, sizeof ws, "%.1f [%.1f..%.1f]", r->wall.median * 1e6,
+           r->wall.min * 1e6, r->wall.max * 1e6);
+  snprintf(ks, sizeof ks, "%.1f [%.1f..%.1f]", r->kernel.median * 1e6,
+           r->kernel.min * 1e6, r->kernel.max * 1e6);
+  fprintf(f, "%-34s %-6s %8lu %9.1f %-30s %-30s %9.2f %9.2f %9.2e\n", dev,
+          prec_name(r->precision), r->calls, r->call_pairs_mean, ws, ks,
+          gcups(r->call_cells, r->call_kernel_sum),
+          gcups(r->call_cells, r->call_wall_sum), r->max_err);
+}
+
 static void print_header(FILE *f) {
   fprintf(f, "%-34s %-6s %10s %10s %-28s %-10s %9s %9s %8s %9s %9s %s\n",
           "device", "prec", "pairs", "cells", "kernel s median [min..max]",
@@ -86,11 +123,20 @@ void bench_print_table(FILE *f, const bench_run *runs, size_t n,
             "\n== %s: %zu pairs, %.3e cells, mean read %.0f, mean "
             "haplotype %.0f\n",
             w->name, w->n_pairs, (double)w->cells, w->mean_read, w->mean_hap);
-    print_header(f);
+    if (runs[i].calls)
+      print_calls_header(f);
+    else
+      print_header(f);
     for (size_t d = 0; d < n_devices && i + d < n; d++) {
-      print_row(f, &runs[i + d], d ? &runs[i] : NULL);
-      if (verbose && runs[i + d].ok)
-        print_bins(f, &runs[i + d]);
+      const bench_run *r = &runs[i + d];
+      if (r->calls)
+        print_calls_row(f, r);
+      else
+        print_row(f, r, d ? &runs[i] : NULL);
+      if (verbose && r->ok) {
+        print_bins(f, r);
+        print_stages(f, r);
+      }
     }
   }
   int any = 0;
@@ -127,6 +173,43 @@ static void json_bins(json *j, const clphmm_stats *s) {
   json_end_array(j);
 }
 
+static void json_stages(json *j, const bench_stages *st) {
+  json_object(j, "stages");
+  json_number(j, "wall_seconds", st->wall);
+  json_number(j, "prepare_seconds", st->prepare);
+  json_number(j, "upload_seconds", st->upload);
+  json_number(j, "kernel_seconds", st->kernel);
+  json_number(j, "download_seconds", st->download);
+  json_number(j, "rescue_seconds", st->rescue);
+  json_number(j, "finish_seconds", st->finish);
+  json_uint(j, "chunks", st->chunks);
+  json_end_object(j);
+}
+
+/* Per-call mode's fields (null in whole-workload runs). */
+static void json_calls(json *j, const bench_run *r) {
+  int on = r->ok && r->calls;
+  json_string(j, "mode", r->calls ? "per-call" : "whole");
+  json_uint(j, "calls", r->calls);
+  json_uint(j, "call_batches", r->call_batches);
+  json_number(j, "call_pairs_mean", on ? r->call_pairs_mean : NAN);
+  json_number(j, "call_wall_us", on ? r->wall.median * 1e6 : NAN);
+  json_number(j, "call_wall_us_min", on ? r->wall.min * 1e6 : NAN);
+  json_number(j, "call_wall_us_max", on ? r->wall.max * 1e6 : NAN);
+  json_number(j, "call_kernel_us", on ? r->kernel.median * 1e6 : NAN);
+  json_number(j, "call_kernel_us_min", on ? r->kernel.min * 1e6 : NAN);
+  json_number(j, "call_kernel_us_max", on ? r->kernel.max * 1e6 : NAN);
+}
+
+/* GCUPS of a run: per-call mode counts the cells of the timed calls. */
+static double run_gcups(const bench_run *r, int kernel) {
+  if (!r->ok)
+    return NAN;
+  if (r->calls)
+    return gcups(r->call_cells, kernel ? r->call_kernel_sum : r->call_wall_sum);
+  return gcups(r->w.cells, kernel ? r->kernel.median : r->wall.median);
+}
+
 static void json_run(json *j, const bench_run *r) {
   const bench_workload *w = &r->w;
   json_break(j);
@@ -154,9 +237,9 @@ static void json_run(json *j, const bench_run *r) {
   json_number(j, "wall_seconds", r->ok ? r->wall.median : NAN);
   json_number(j, "wall_seconds_min", r->ok ? r->wall.min : NAN);
   json_number(j, "wall_seconds_max", r->ok ? r->wall.max : NAN);
-  json_number(j, "gcups_kernel",
-              r->ok ? gcups(w->cells, r->kernel.median) : NAN);
-  json_number(j, "gcups_wall", r->ok ? gcups(w->cells, r->wall.median) : NAN);
+  json_number(j, "gcups_kernel", run_gcups(r, 1));
+  json_number(j, "gcups_wall", run_gcups(r, 0));
+  json_calls(j, r);
   json_uint(j, "rescued_pairs", r->rescued);
   json_uint(j, "launches", r->launches);
   json_number(j, "max_abs_error", r->max_err);
@@ -169,6 +252,9 @@ static void json_run(json *j, const bench_run *r) {
   json_string(j, "variants", r->variants);
   json_string(j, "shuffle", r->shuffle);
   json_bins(j, &r->last);
+  /* After the bins: bench/json-field.sh reads the run's own keys from the
+   * text before "bins", and the stages repeat some of their names. */
+  json_stages(j, &r->stages);
   json_end_object(j);
 }
 

@@ -246,7 +246,9 @@ static void add_haps(builder *b, bench_rng *r, size_t nh, size_t len,
 typedef struct spec {
   char mix[16];
   unsigned read, hap, reads, haps; /* equal lengths, batch shape */
+  int has_reads, has_haps;         /* reads= / haps= given */
   unsigned read_lo, read_hi;       /* mix=long / bin read range */
+  unsigned hap_lo, hap_hi;         /* mix=long haplotype range (0: none) */
   double pairs, cells;
   unsigned long long seed;
   int has_seed;
@@ -291,14 +293,41 @@ static size_t hc_haplotypes(bench_rng *r) {
                   : 9 + bench_rnd(r, 8);
 }
 
-static void gen_hc(builder *b, bench_rng *r, double pairs, double cells) {
+/* Regions of 10..60 reads x hc_haplotypes(), or of exactly reads=R x
+ * haps=H when the spec sets them (a region of a chosen size, e.g. one of
+ * about 300 pairs for per-call timing). */
+static void gen_hc(builder *b, bench_rng *r, const spec *s, double pairs,
+                   double cells) {
   while ((double)b->pairs < pairs && (double)b->cells < cells && !b->oom) {
     size_t r0 = b->nr, h0 = b->nh;
     size_t nh = hc_haplotypes(r), nr = 10 + bench_rnd(r, 51);
+    if (s->has_haps)
+      nh = s->haps;
+    if (s->has_reads)
+      nr = s->reads;
     add_haps(b, r, nh, 250 + bench_rnd(r, 300), 150, 400);
     for (size_t k = 0; k < nr && !b->oom; k++)
       sample_read(b, r, h0 + bench_rnd(r, (unsigned)nh), hc_read_length(r), 300,
                   1000, QUAL_BINNED);
+    add_batch(b, r0, h0);
+  }
+}
+
+/* Long reads against haplotypes of a given range (hap=MIN-MAX): per
+ * region one random haplotype length in the range (two haplotypes, the
+ * second a variant of the first) and 1..3 reads of read_lo..read_hi bases
+ * (log-uniform) sampled from them. */
+static void gen_long_haps(builder *b, bench_rng *r, const spec *s, double pairs,
+                          double cells) {
+  const double lo = s->read_lo, hi = s->read_hi;
+  while ((double)b->pairs < pairs && (double)b->cells < cells && !b->oom) {
+    size_t r0 = b->nr, h0 = b->nh, nr = 1 + bench_rnd(r, 3);
+    size_t hl = s->hap_lo + bench_rnd(r, s->hap_hi - s->hap_lo + 1);
+    add_haps(b, r, 2, hl, 1000, 2000);
+    for (size_t k = 0; k < nr && !b->oom; k++) {
+      size_t len = (size_t)(lo * pow(hi / lo, bench_unif(r)));
+      sample_read(b, r, h0 + k % 2, len, 100, 2000, QUAL_BINNED);
+    }
     add_batch(b, r0, h0);
   }
 }
@@ -309,6 +338,10 @@ static void gen_hc(builder *b, bench_rng *r, double pairs, double cells) {
 static void gen_long(builder *b, bench_rng *r, const spec *s, double pairs,
                      double cells) {
   const double lo = s->read_lo, hi = s->read_hi;
+  if (s->hap_lo) {
+    gen_long_haps(b, r, s, pairs, cells);
+    return;
+  }
   while ((double)b->pairs < pairs && (double)b->cells < cells && !b->oom) {
     size_t r0 = b->nr, h0 = b->nh, nr = 1 + bench_rnd(r, 3);
     double t = lo * pow(hi / lo, bench_unif(r));
@@ -377,15 +410,19 @@ static int set_key(spec *s, const char *k, const char *v, char *err, size_t n) {
     s->read = hi;
     s->read_lo = lo;
     s->read_hi = hi;
-  } else if (!strcmp(k, "hap") && parse_range(v, &lo, &hi) && lo == hi)
-    s->hap = lo;
-  else if (!strcmp(k, "reads") && parse_range(v, &lo, &hi) && lo == hi &&
-           lo <= 1000)
+  } else if (!strcmp(k, "hap") && parse_range(v, &lo, &hi)) {
+    s->hap = hi;
+    s->hap_lo = lo;
+    s->hap_hi = hi;
+  } else if (!strcmp(k, "reads") && parse_range(v, &lo, &hi) && lo == hi &&
+             lo <= 1000) {
     s->reads = lo;
-  else if (!strcmp(k, "haps") && parse_range(v, &lo, &hi) && lo == hi &&
-           lo <= 1000)
+    s->has_reads = 1;
+  } else if (!strcmp(k, "haps") && parse_range(v, &lo, &hi) && lo == hi &&
+             lo <= 1000) {
     s->haps = lo;
-  else if (!strcmp(k, "pairs") && parse_number(v, &d))
+    s->has_haps = 1;
+  } else if (!strcmp(k, "pairs") && parse_number(v, &d))
     s->pairs = d;
   else if (!strcmp(k, "cells") && parse_number(v, &d))
     s->cells = d;
@@ -423,7 +460,8 @@ static int parse_spec(const char *text, spec *s, char *err, size_t n) {
     snprintf(err, n, "--synthetic '%s' needs pairs=N or cells=N", text);
     return 0;
   }
-  if (!s->mix[0] && (!s->read || !s->hap || s->read_lo != s->read_hi)) {
+  if (!s->mix[0] && (!s->read || !s->hap || s->read_lo != s->read_hi ||
+                     s->hap_lo != s->hap_hi)) {
     snprintf(err, n,
              "--synthetic '%s' needs read=L,hap=L (or mix=hc / mix=long)",
              text);
@@ -432,6 +470,11 @@ static int parse_spec(const char *text, spec *s, char *err, size_t n) {
   if (!strcmp(s->mix, "long") && !s->read_lo) {
     s->read_lo = 1000;
     s->read_hi = 20000;
+  }
+  if (s->hap_lo && strcmp(s->mix, "long") && s->hap_lo != s->hap_hi) {
+    snprintf(err, n, "--synthetic '%s': a haplotype range needs mix=long",
+             text);
+    return 0;
   }
   return 1;
 }
@@ -466,7 +509,7 @@ int bench_synthetic(const char *text, const bench_options *o, bench_workload *w,
   builder b;
   memset(&b, 0, sizeof b);
   if (!strcmp(s.mix, "hc")) {
-    gen_hc(&b, &r, pairs, cells);
+    gen_hc(&b, &r, &s, pairs, cells);
     snprintf(w->kind, sizeof w->kind, "hc");
   } else if (!strcmp(s.mix, "long")) {
     gen_long(&b, &r, &s, pairs, cells);
@@ -537,10 +580,10 @@ size_t bench_suite(const char *name, const char **specs, const char **suites,
   return n;
 }
 
-int bench_file(const char *path, unsigned repeat, bench_workload *w, char *err,
-               size_t err_n) {
+int bench_file(const char *path, unsigned repeat, unsigned flags,
+               bench_workload *w, char *err, size_t err_n) {
   memset(w, 0, sizeof *w);
-  if (clphmm_dataset_read_file(path, 0, &w->dataset)) {
+  if (clphmm_dataset_read_file(path, flags, &w->dataset)) {
     snprintf(err, err_n, "%s", clphmm_last_error(NULL));
     return 1;
   }
