@@ -208,6 +208,7 @@ static int schema(const parser *ps) {
                                         "stages.prepare_seconds",
                                         "stages.upload_seconds",
                                         "stages.kernel_seconds",
+                                        "stages.rows_seconds",
                                         "stages.download_seconds",
                                         "stages.rescue_seconds",
                                         "stages.finish_seconds",

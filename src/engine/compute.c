@@ -233,12 +233,7 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
 }
 
 /* ---- the pipeline ---------------------------------------------------- */
-#ifdef CPH_TRACE
-#include <stdio.h>
-#define TRACE(...) fprintf(stderr, __VA_ARGS__)
-#else
-#define TRACE(...) ((void)0)
-#endif
+
 
 /* Stage, schedule and submit the chunk of `pieces` (or of rescue pairs)
  * into slot s. */
@@ -265,28 +260,20 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
     rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
                                    pieces, n_pieces, c->results)
                 : cph_stage_pairs(&ctx->bufs, ctx->pool, st, pairs, n_pairs);
-  const double t1 = cph_now();
   if (!rc)
     rc = cph_schedule(ctx, dbl, st, &s->sched);
-  const double t2 = cph_now();
   ctx->stats.prepare_seconds += cph_now() - t0;
   if (!rc && st->n_jobs)
     rc = cph_submit(ctx, s);
-  (void)t1;
-  (void)t2;
-  TRACE("chunk dbl=%d jobs=%zu stage %.2f ms sched %.2f ms submit %.2f ms\n", dbl, st->n_jobs, (t1-t0)*1e3, (t2-t1)*1e3, (cph_now()-t2)*1e3);
   ctx->stats.chunks++;
   return rc;
 }
 
 static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
-  const double tw = cph_now();
   clphmm_status rc = cph_collect(c->ctx, s);
   const double t0 = cph_now();
   if (!rc)
     rc = finish(c, s, rescue_pass);
-  (void)tw;
-  TRACE("end wait %.2f ms finish %.2f ms\n", (t0-tw)*1e3, (cph_now()-t0)*1e3);
   c->ctx->stats.finish_seconds += cph_now() - t0;
   return rc;
 }
@@ -527,7 +514,6 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   clphmm_stats before = ctx->stats;
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
-  TRACE("validate %.2f ms\n", (cph_now()-t0)*1e3);
   call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)

@@ -3,11 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "base/error.h"
-#ifdef CPH_TRACE
-#include <stdio.h>
-#endif
 #include "engine/context.h"
 
 /* Boundary-row scratch allowed per launch of the multi-tile bin (also
@@ -421,19 +417,9 @@ clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
                            cph_sched *s) {
   s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
   const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};
-#ifdef CPH_TRACE
-  double t0 = cph_now();
-#endif
   clphmm_status st = order_jobs(ctx, dbl, stage, s, kernels);
-#ifdef CPH_TRACE
-  fprintf(stderr, "  order %.2f ms", (cph_now() - t0) * 1e3);
-  t0 = cph_now();
-#endif
   if (!st)
     st = cut_launches(ctx, dbl, stage, s, kernels);
-#ifdef CPH_TRACE
-  fprintf(stderr, "  cut %.2f ms\n", (cph_now() - t0) * 1e3);
-#endif
   const cph_bufctx *c = &ctx->bufs;
   if (!st)
     st = cph_hostbuf_ensure(c, &s->pairs, 16 * s->n_slots,

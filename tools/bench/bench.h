@@ -135,7 +135,7 @@ typedef struct bench_stat {
 /* Where the time of one clphmm_compute went (clphmm_stats' stage fields;
  * the CPU reference has only wall = kernel = its own time). */
 typedef struct bench_stages {
-  double wall, prepare, upload, kernel, download, rescue, finish;
+  double wall, prepare, upload, kernel, rows, download, rescue, finish;
   uint64_t chunks;
 } bench_stages;
 

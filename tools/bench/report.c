@@ -52,11 +52,12 @@ static void print_stages(FILE *f, const bench_run *r) {
   const bench_stages *st = &r->stages;
   fprintf(f,
           "      stages (median %s, ms): prepare %.3f upload %.3f kernel "
-          "%.3f download %.3f rescue %.3f finish %.3f wall %.3f chunks "
-          "%llu\n",
+          "%.3f (rows %.3f) download %.3f rescue %.3f finish %.3f wall %.3f "
+          "chunks %llu\n",
           r->calls ? "call" : "run", st->prepare * 1e3, st->upload * 1e3,
-          st->kernel * 1e3, st->download * 1e3, st->rescue * 1e3,
-          st->finish * 1e3, st->wall * 1e3, (unsigned long long)st->chunks);
+          st->kernel * 1e3, st->rows * 1e3, st->download * 1e3,
+          st->rescue * 1e3, st->finish * 1e3, st->wall * 1e3,
+          (unsigned long long)st->chunks);
 }
 
 /* Per-call mode: microseconds per call. */
@@ -179,6 +180,7 @@ static void json_stages(json *j, const bench_stages *st) {
   json_number(j, "prepare_seconds", st->prepare);
   json_number(j, "upload_seconds", st->upload);
   json_number(j, "kernel_seconds", st->kernel);
+  json_number(j, "rows_seconds", st->rows);
   json_number(j, "download_seconds", st->download);
   json_number(j, "rescue_seconds", st->rescue);
   json_number(j, "finish_seconds", st->finish);
