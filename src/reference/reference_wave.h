@@ -1,0 +1,165 @@
+/* The forward algorithm in strips of V read rows, one row per vector lane,
+ * written once for both precisions and every vector width: include with
+ * CPH_T (float or double), CPH_I (the integer of the same width), CPH_V
+ * (lanes: 2, 4, 8 or 16), CPH_WAVE (the function name) and CPH_WAVE_TARGET
+ * (a function attribute selecting an instruction set, or nothing) defined.
+ * Needs GCC or Clang vector extensions.
+ *
+ * Lane t of a strip owns read row i0+1+t and, at step s, computes its
+ * column j = s-t+1: the cells of one step lie on an anti-diagonal and are
+ * independent. The row above a lane's cell is the lane before it one step
+ * earlier (one lane shift per step of M, X and Y; lane 0 takes the strip's
+ * top row from memory); its left cell is its own previous step; the
+ * diagonal cell is the previous step's shifted row. Transitions and
+ * priors are per lane and stay in registers for the whole strip, so a step
+ * touches memory only for the haplotype masks, the top row and the bottom
+ * row (written in place over the top row, behind the reads). This is the
+ * shape of GKL's AVX kernel; a plain loop over each anti-diagonal instead
+ * was bound by its ~20 loads and stores per vector of cells.
+ *
+ * Every cell does exactly PAIRHMM_SPEC 5.2's operations in its order and
+ * precision (built with -ffp-contract=off; vector lanes round like scalar
+ * code), and the last row's sums add columns 1..H in order: results are
+ * bit-identical to reference_dp.h, the oracle the tests compare with.
+ *
+ * Boundaries: the registers start at zero, which is column 0 of every row
+ * below 0 (a lane before its first column computes zeros from zeros: its
+ * inputs are lanes before their first column). The first strip's top row
+ * is row 0 (M = X = 0, Y = K/H, column 0 included). Rows past R, in the
+ * last strip's high lanes, have every parameter 0 and compute zeros; the
+ * bottom row is then taken from lane R-1-i0. Columns past H compute values
+ * that no cell of columns 1..H reads. */
+
+#ifndef CPH_REFERENCE_WAVE_ONCE
+#define CPH_REFERENCE_WAVE_ONCE
+/* Parameter planes, row i at index i - 1, padded with zeros to whole
+ * strips. */
+enum {
+  WAVE_MM,
+  WAVE_GAPM,
+  WAVE_MX,
+  WAVE_XX,
+  WAVE_MY,
+  WAVE_YY,
+  WAVE_MATCH,
+  WAVE_MISMATCH,
+  WAVE_PLANES
+};
+/* Shift by one lane, lane 0 from the second vector's lane 0. */
+#define CPH_SHIFT_IDX_2 2, 0
+#define CPH_SHIFT_IDX_4 4, 0, 1, 2
+#define CPH_SHIFT_IDX_8 8, 0, 1, 2, 3, 4, 5, 6
+#define CPH_SHIFT_IDX_16 16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14
+#define CPH_WAVE_CAT2(a, b) a##b
+#define CPH_WAVE_CAT(a, b) CPH_WAVE_CAT2(a, b)
+#if defined(__clang__)
+#define CPH_SHIFT_IN(vt, vi, v, x)                                             \
+  __builtin_shufflevector((v), (vt){(x)},                                      \
+                          CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V))
+#else
+#define CPH_SHIFT_IN(vt, vi, v, x)                                             \
+  __builtin_shuffle((v), (vt){(x)},                                            \
+                    (vi){CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V)})
+#endif
+#endif
+
+#define CPH_VT CPH_WAVE_CAT(CPH_WAVE, _vt)
+#define CPH_VI CPH_WAVE_CAT(CPH_WAVE, _vi)
+#define CPH_STRIP CPH_WAVE_CAT(CPH_WAVE, _strip)
+
+typedef CPH_T CPH_VT __attribute__((vector_size(CPH_V * sizeof(CPH_T))));
+typedef CPH_I CPH_VI __attribute__((vector_size(CPH_V * sizeof(CPH_I))));
+
+/* One strip: rows i0+1.. (lanes past the read have zero parameters),
+ * top[] (M, X, Y planes, column j at index j) replaced by the row of lane
+ * `out`. Always inlined, so that `out` is a constant for full strips. */
+static inline __attribute__((always_inline)) CPH_WAVE_TARGET void
+CPH_STRIP(const CPH_T *par, size_t P, const CPH_I *rmask, size_t i0,
+          unsigned out, const CPH_I *hrev, size_t H, CPH_T *tm, CPH_T *tx,
+          CPH_T *ty) {
+  CPH_VT p[WAVE_PLANES];
+  for (int q = 0; q < WAVE_PLANES; q++)
+    memcpy(&p[q], par + q * P + i0, sizeof p[q]);
+  CPH_VI rm, match, mismatch;
+  memcpy(&rm, rmask + i0, sizeof rm);
+  match = (CPH_VI)p[WAVE_MATCH];
+  mismatch = (CPH_VI)p[WAVE_MISMATCH];
+  const CPH_VT zero = {0};
+  CPH_VT m = zero, x = zero, y = zero;
+  CPH_VT dm = CPH_SHIFT_IN(CPH_VT, CPH_VI, m, tm[0]);
+  CPH_VT dx = CPH_SHIFT_IN(CPH_VT, CPH_VI, x, tx[0]);
+  CPH_VT dy = CPH_SHIFT_IN(CPH_VT, CPH_VI, y, ty[0]);
+  /* Lane t's haplotype base at step s is s - t, whose mask is
+   * hrev[H-1-s+t]: lanes 0..V-1 read consecutive ones. */
+  const CPH_I *hs = hrev + H - 1;
+  const size_t steps = H + out; /* until lane `out` reaches column H */
+  for (size_t s = 0; s < steps; s++) {
+    const CPH_VT um = CPH_SHIFT_IN(CPH_VT, CPH_VI, m, tm[s + 1]);
+    const CPH_VT ux = CPH_SHIFT_IN(CPH_VT, CPH_VI, x, tx[s + 1]);
+    const CPH_VT uy = CPH_SHIFT_IN(CPH_VT, CPH_VI, y, ty[s + 1]);
+    CPH_VI hm;
+    memcpy(&hm, hs - s, sizeof hm);
+    const CPH_VI sel = (rm & hm) != 0;
+    const CPH_VT prior = (CPH_VT)((match & sel) | (mismatch & ~sel));
+    const CPH_VT nm =
+        prior * ((dm * p[WAVE_MM] + dx * p[WAVE_GAPM]) + dy * p[WAVE_GAPM]);
+    const CPH_VT nx = um * p[WAVE_MX] + ux * p[WAVE_XX];
+    const CPH_VT ny = m * p[WAVE_MY] + y * p[WAVE_YY];
+    dm = um;
+    dx = ux;
+    dy = uy;
+    m = nm;
+    x = nx;
+    y = ny;
+    /* Lane `out`'s column s - out + 1, in place behind the reads above
+     * (columns below 1 are column 0 of a real row: zeros). */
+    const size_t j = s + 1 - out;
+    tm[j] = m[out];
+    tx[j] = x[out];
+    ty[j] = y[out];
+  }
+}
+
+/* The scaled final sum of an R x H pair (R, H >= 1): GKL style (sum M, sum
+ * X, then add) unless per_column, then GATK Java style (per column M + X).
+ * par: the parameter planes, row i at index i - 1 of each, P apart, zeros
+ * from R up to a whole strip (P >= that); rmask: the read's base masks,
+ * likewise; hrev: the haplotype's masks reversed (hrev[k]: base H-1-k),
+ * with at least V - 1 zeros before and after; row: 3 (H + 2V) values. */
+static CPH_WAVE_TARGET CPH_T CPH_WAVE(const CPH_T *par, size_t P,
+                                      const CPH_I *rmask, size_t R,
+                                      const CPH_I *hrev, size_t H,
+                                      int per_column, CPH_T *row) {
+  const size_t W = H + 2 * CPH_V;
+  /* Column j at index V + j: lane `out` writes columns down to 2 - V. */
+  CPH_T *tm = row + CPH_V, *tx = tm + W, *ty = tx + W;
+  const CPH_T init =
+      (CPH_T)(sizeof(CPH_T) == sizeof(float) ? CPH_SCALE_FLOAT
+                                             : CPH_SCALE_DOUBLE) /
+      (CPH_T)H;
+  for (size_t k = 0; k < 3 * W; k++)
+    row[k] = 0;
+  for (size_t j = 0; j <= H; j++)
+    ty[j] = init;
+  for (size_t i0 = 0; i0 < R; i0 += CPH_V) {
+    if (R - i0 >= CPH_V)
+      CPH_STRIP(par, P, rmask, i0, CPH_V - 1, hrev, H, tm, tx, ty);
+    else
+      CPH_STRIP(par, P, rmask, i0, (unsigned)(R - i0 - 1), hrev, H, tm, tx,
+                ty);
+  }
+  CPH_T sum_m = 0, sum_x = 0, sum = 0;
+  for (size_t j = 1; j <= H; j++) {
+    if (per_column) {
+      sum = sum + (tm[j] + tx[j]);
+    } else {
+      sum_m += tm[j];
+      sum_x += tx[j];
+    }
+  }
+  return per_column ? sum : sum_m + sum_x;
+}
+
+#undef CPH_VT
+#undef CPH_VI
+#undef CPH_STRIP
