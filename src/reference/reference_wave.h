@@ -65,59 +65,99 @@ enum {
 
 #define CPH_VT CPH_WAVE_CAT(CPH_WAVE, _vt)
 #define CPH_VI CPH_WAVE_CAT(CPH_WAVE, _vi)
-#define CPH_STRIP CPH_WAVE_CAT(CPH_WAVE, _strip)
+#define CPH_LANES CPH_WAVE_CAT(CPH_WAVE, _lanes)
+#define CPH_START CPH_WAVE_CAT(CPH_WAVE, _start)
+#define CPH_STEP CPH_WAVE_CAT(CPH_WAVE, _step)
+#define CPH_STRIPS CPH_WAVE_CAT(CPH_WAVE, _strips)
+#define CPH_INLINE static inline __attribute__((always_inline)) CPH_WAVE_TARGET
 
 typedef CPH_T CPH_VT __attribute__((vector_size(CPH_V * sizeof(CPH_T))));
 typedef CPH_I CPH_VI __attribute__((vector_size(CPH_V * sizeof(CPH_I))));
 
-/* One strip: rows i0+1.. (lanes past the read have zero parameters),
- * top[] (M, X, Y planes, column j at index j) replaced by the row of lane
- * `out`. Always inlined, so that `out` is a constant for full strips. */
-static inline __attribute__((always_inline)) CPH_WAVE_TARGET void
-CPH_STRIP(const CPH_T *par, size_t P, const CPH_I *rmask, size_t i0,
-          unsigned out, const CPH_I *hrev, size_t H, CPH_T *tm, CPH_T *tx,
-          CPH_T *ty) {
+/* A strip in flight: its rows' parameters, its last step's M, X, Y and
+ * the shifted ones (the next step's diagonal). */
+typedef struct CPH_LANES {
   CPH_VT p[WAVE_PLANES];
+  CPH_VI rm;
+  CPH_VT m, x, y, dm, dx, dy;
+} CPH_LANES;
+
+/* Rows i0+1..i0+V (lanes past the read have zero parameters) below the
+ * row in tm, tx, ty (column j at index j). */
+CPH_INLINE void CPH_START(CPH_LANES *L, const CPH_T *par, size_t P,
+                          const CPH_I *rmask, size_t i0, const CPH_T *tm,
+                          const CPH_T *tx, const CPH_T *ty) {
   for (int q = 0; q < WAVE_PLANES; q++)
-    memcpy(&p[q], par + q * P + i0, sizeof p[q]);
-  CPH_VI rm, match, mismatch;
-  memcpy(&rm, rmask + i0, sizeof rm);
-  match = (CPH_VI)p[WAVE_MATCH];
-  mismatch = (CPH_VI)p[WAVE_MISMATCH];
+    memcpy(&L->p[q], par + q * P + i0, sizeof L->p[q]);
+  memcpy(&L->rm, rmask + i0, sizeof L->rm);
   const CPH_VT zero = {0};
-  CPH_VT m = zero, x = zero, y = zero;
-  CPH_VT dm = CPH_SHIFT_IN(CPH_VT, CPH_VI, m, tm[0]);
-  CPH_VT dx = CPH_SHIFT_IN(CPH_VT, CPH_VI, x, tx[0]);
-  CPH_VT dy = CPH_SHIFT_IN(CPH_VT, CPH_VI, y, ty[0]);
-  /* Lane t's haplotype base at step s is s - t, whose mask is
-   * hrev[H-1-s+t]: lanes 0..V-1 read consecutive ones. */
+  L->m = L->x = L->y = zero;
+  L->dm = CPH_SHIFT_IN(CPH_VT, CPH_VI, zero, tm[0]);
+  L->dx = CPH_SHIFT_IN(CPH_VT, CPH_VI, zero, tx[0]);
+  L->dy = CPH_SHIFT_IN(CPH_VT, CPH_VI, zero, ty[0]);
+}
+
+/* Step s: lane t computes column s-t+1; lane `out`'s cell replaces column
+ * s-out+1 of the row in tm, tx, ty, behind the reads of lane 0 (columns
+ * below 1 are column 0 of a real row: zeros). Lane t's haplotype base is
+ * s - t, whose mask is hs[t-s] (hs = hrev + H - 1): lanes 0..V-1 read
+ * consecutive masks. */
+CPH_INLINE void CPH_STEP(CPH_LANES *L, size_t s, unsigned out,
+                         const CPH_I *hs, CPH_T *tm, CPH_T *tx, CPH_T *ty) {
+  const CPH_VT um = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->m, tm[s + 1]);
+  const CPH_VT ux = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->x, tx[s + 1]);
+  const CPH_VT uy = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->y, ty[s + 1]);
+  CPH_VI hm;
+  memcpy(&hm, hs - s, sizeof hm);
+  const CPH_VI sel = (L->rm & hm) != 0;
+  const CPH_VT prior = (CPH_VT)(((CPH_VI)L->p[WAVE_MATCH] & sel) |
+                                ((CPH_VI)L->p[WAVE_MISMATCH] & ~sel));
+  const CPH_VT nm = prior * ((L->dm * L->p[WAVE_MM] + L->dx * L->p[WAVE_GAPM]) +
+                             L->dy * L->p[WAVE_GAPM]);
+  const CPH_VT nx = um * L->p[WAVE_MX] + ux * L->p[WAVE_XX];
+  const CPH_VT ny = L->m * L->p[WAVE_MY] + L->y * L->p[WAVE_YY];
+  L->dm = um;
+  L->dx = ux;
+  L->dy = uy;
+  L->m = nm;
+  L->x = nx;
+  L->y = ny;
+  const size_t j = s + 1 - out;
+  tm[j] = nm[out];
+  tx[j] = nx[out];
+  ty[j] = ny[out];
+}
+
+/* Strip i0 alone (n == 1, `out` its last real lane), or strips i0 and
+ * i0+V together (n == 2, `out` the second one's), the second V steps
+ * behind the first: its lane 0 reads columns the first one's last lane
+ * wrote a step earlier, and the two dependency chains interleave (one
+ * strip's step is bound by the latency of shift, multiply and add).
+ * Always inlined, so that `out` is a constant for full strips. */
+CPH_INLINE void CPH_STRIPS(int n, const CPH_T *par, size_t P,
+                           const CPH_I *rmask, size_t i0, unsigned out,
+                           const CPH_I *hrev, size_t H, CPH_T *tm, CPH_T *tx,
+                           CPH_T *ty) {
   const CPH_I *hs = hrev + H - 1;
-  const size_t steps = H + out; /* until lane `out` reaches column H */
-  for (size_t s = 0; s < steps; s++) {
-    const CPH_VT um = CPH_SHIFT_IN(CPH_VT, CPH_VI, m, tm[s + 1]);
-    const CPH_VT ux = CPH_SHIFT_IN(CPH_VT, CPH_VI, x, tx[s + 1]);
-    const CPH_VT uy = CPH_SHIFT_IN(CPH_VT, CPH_VI, y, ty[s + 1]);
-    CPH_VI hm;
-    memcpy(&hm, hs - s, sizeof hm);
-    const CPH_VI sel = (rm & hm) != 0;
-    const CPH_VT prior = (CPH_VT)((match & sel) | (mismatch & ~sel));
-    const CPH_VT nm =
-        prior * ((dm * p[WAVE_MM] + dx * p[WAVE_GAPM]) + dy * p[WAVE_GAPM]);
-    const CPH_VT nx = um * p[WAVE_MX] + ux * p[WAVE_XX];
-    const CPH_VT ny = m * p[WAVE_MY] + y * p[WAVE_YY];
-    dm = um;
-    dx = ux;
-    dy = uy;
-    m = nm;
-    x = nx;
-    y = ny;
-    /* Lane `out`'s column s - out + 1, in place behind the reads above
-     * (columns below 1 are column 0 of a real row: zeros). */
-    const size_t j = s + 1 - out;
-    tm[j] = m[out];
-    tx[j] = x[out];
-    ty[j] = y[out];
+  CPH_LANES a, b;
+  CPH_START(&a, par, P, rmask, i0, tm, tx, ty);
+  if (n == 1) {
+    for (size_t s = 0; s < H + out; s++) /* until lane out reaches H */
+      CPH_STEP(&a, s, out, hs, tm, tx, ty);
+    return;
   }
+  const size_t lag = CPH_V, end_a = H + CPH_V - 1, end_b = lag + H + out;
+  size_t s = 0;
+  for (; s < lag; s++)
+    CPH_STEP(&a, s, CPH_V - 1, hs, tm, tx, ty);
+  /* The first strip's column 0 is written: the second one starts. */
+  CPH_START(&b, par, P, rmask, i0 + CPH_V, tm, tx, ty);
+  for (; s < end_a; s++) {
+    CPH_STEP(&a, s, CPH_V - 1, hs, tm, tx, ty);
+    CPH_STEP(&b, s - lag, out, hs, tm, tx, ty);
+  }
+  for (; s < end_b; s++)
+    CPH_STEP(&b, s - lag, out, hs, tm, tx, ty);
 }
 
 /* The scaled final sum of an R x H pair (R, H >= 1): GKL style (sum M, sum
@@ -141,12 +181,16 @@ static CPH_WAVE_TARGET CPH_T CPH_WAVE(const CPH_T *par, size_t P,
     row[k] = 0;
   for (size_t j = 0; j <= H; j++)
     ty[j] = init;
-  for (size_t i0 = 0; i0 < R; i0 += CPH_V) {
-    if (R - i0 >= CPH_V)
-      CPH_STRIP(par, P, rmask, i0, CPH_V - 1, hrev, H, tm, tx, ty);
+  for (size_t i0 = 0; i0 < R; i0 += 2 * CPH_V) {
+    const size_t left = R - i0;
+    if (left >= 2 * CPH_V)
+      CPH_STRIPS(2, par, P, rmask, i0, CPH_V - 1, hrev, H, tm, tx, ty);
+    else if (left > CPH_V)
+      CPH_STRIPS(2, par, P, rmask, i0, (unsigned)(left - CPH_V - 1), hrev, H,
+                 tm, tx, ty);
     else
-      CPH_STRIP(par, P, rmask, i0, (unsigned)(R - i0 - 1), hrev, H, tm, tx,
-                ty);
+      CPH_STRIPS(1, par, P, rmask, i0, (unsigned)(left - 1), hrev, H, tm, tx,
+                 ty);
   }
   CPH_T sum_m = 0, sum_x = 0, sum = 0;
   for (size_t j = 1; j <= H; j++) {
@@ -162,4 +206,8 @@ static CPH_WAVE_TARGET CPH_T CPH_WAVE(const CPH_T *par, size_t P,
 
 #undef CPH_VT
 #undef CPH_VI
-#undef CPH_STRIP
+#undef CPH_LANES
+#undef CPH_START
+#undef CPH_STEP
+#undef CPH_STRIPS
+#undef CPH_INLINE
