@@ -197,18 +197,16 @@ static void batch_max(const clphmm_batch *b, size_t *rmax, size_t *hmax) {
 static clphmm_status batch_results(const clphmm_batch *b,
                                    clphmm_precision precision,
                                    cph_ref_kernel kernel, double *out) {
-  const cph_flavor first = precision == CLPHMM_PRECISION_FLOAT
-                               ? CPH_GKL_FLOAT
-                               : CPH_JAVA_DOUBLE;
+  const cph_flavor first =
+      precision == CLPHMM_PRECISION_FLOAT ? CPH_GKL_FLOAT : CPH_JAVA_DOUBLE;
   size_t rmax, hmax;
   batch_max(b, &rmax, &hmax);
   kernel = resolve(kernel);
   if (b->n_reads == 0 || b->n_haplotypes == 0)
     return CLPHMM_SUCCESS;
   cph_wave_work w;
-  clphmm_status st = kernel == CPH_REF_SCALAR
-                         ? CLPHMM_SUCCESS
-                         : cph_wave_init(&w, rmax, hmax);
+  clphmm_status st =
+      kernel == CPH_REF_SCALAR ? CLPHMM_SUCCESS : cph_wave_init(&w, rmax, hmax);
   if (st)
     return st;
   size_t k = 0;

@@ -54,12 +54,10 @@ enum {
 #define CPH_WAVE_CAT(a, b) CPH_WAVE_CAT2(a, b)
 #if defined(__clang__)
 #define CPH_SHIFT_IN(vt, vi, v, x)                                             \
-  __builtin_shufflevector((v), (vt){(x)},                                      \
-                          CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V))
+  __builtin_shufflevector((v), (vt){(x)}, CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V))
 #else
 #define CPH_SHIFT_IN(vt, vi, v, x)                                             \
-  __builtin_shuffle((v), (vt){(x)},                                            \
-                    (vi){CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V)})
+  __builtin_shuffle((v), (vt){(x)}, (vi){CPH_WAVE_CAT(CPH_SHIFT_IDX_, CPH_V)})
 #endif
 #endif
 
@@ -102,8 +100,8 @@ CPH_INLINE void CPH_START(CPH_LANES *L, const CPH_T *par, size_t P,
  * below 1 are column 0 of a real row: zeros). Lane t's haplotype base is
  * s - t, whose mask is hs[t-s] (hs = hrev + H - 1): lanes 0..V-1 read
  * consecutive masks. */
-CPH_INLINE void CPH_STEP(CPH_LANES *L, size_t s, unsigned out,
-                         const CPH_I *hs, CPH_T *tm, CPH_T *tx, CPH_T *ty) {
+CPH_INLINE void CPH_STEP(CPH_LANES *L, size_t s, unsigned out, const CPH_I *hs,
+                         CPH_T *tm, CPH_T *tx, CPH_T *ty) {
   const CPH_VT um = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->m, tm[s + 1]);
   const CPH_VT ux = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->x, tx[s + 1]);
   const CPH_VT uy = CPH_SHIFT_IN(CPH_VT, CPH_VI, L->y, ty[s + 1]);

@@ -250,8 +250,8 @@ float cph_wave_float(cph_wave_work *w, const clphmm_haplotype *hap,
   cph_encode_bases(hap->bases, H, w->codes);
   HAP_MASKS(int32_t, w->hrev[0], w->codes, H);
   const int32_t *hrev = (const int32_t *)w->hrev[0] + WAVE_VMAX;
-  float (*fn)(const float *, size_t, const int32_t *, size_t,
-              const int32_t *, size_t, int, float *) = NULL;
+  float (*fn)(const float *, size_t, const int32_t *, size_t, const int32_t *,
+              size_t, int, float *) = NULL;
 #if WAVE_GNU
   fn = wave_f;
 #endif
@@ -275,8 +275,8 @@ double cph_wave_double(cph_wave_work *w, const clphmm_haplotype *hap,
   cph_encode_bases(hap->bases, H, w->codes);
   HAP_MASKS(int64_t, w->hrev[1], w->codes, H);
   const int64_t *hrev = (const int64_t *)w->hrev[1] + WAVE_VMAX;
-  double (*fn)(const double *, size_t, const int64_t *, size_t,
-               const int64_t *, size_t, int, double *) = NULL;
+  double (*fn)(const double *, size_t, const int64_t *, size_t, const int64_t *,
+               size_t, int, double *) = NULL;
 #if WAVE_GNU
   fn = wave_d;
 #endif
