@@ -204,6 +204,55 @@ static void check_random_batches(test_rng *g) {
       free_pair(&owned[i][k]);
 }
 
+/* CLPHMM_REFERENCE_KERNEL selects the code clphmm_reference runs: every
+ * available name gives the oracle's results; anything else is an error
+ * that names the variable and writes nothing. */
+static void check_env(void) {
+  clphmm_dataset *ds = NULL;
+  CHECK_STATUS(clphmm_dataset_read_file(test_data_path("tiny.in"), 0, &ds),
+               CLPHMM_SUCCESS, NULL);
+  if (!ds)
+    return;
+  const clphmm_batch *b = clphmm_dataset_batches(ds);
+  const size_t nb = clphmm_dataset_n_batches(ds),
+               n = clphmm_dataset_n_pairs(ds);
+  double *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+  if (!want || !got)
+    abort();
+  for (int k = CPH_REF_AUTO; k <= CPH_REF_KERNEL_LAST; k++) {
+    const char *name = cph_ref_kernel_name((cph_ref_kernel)k);
+    setenv("CLPHMM_REFERENCE_KERNEL", name, 1);
+    if (!cph_ref_kernel_available((cph_ref_kernel)k)) {
+      CHECK_STATUS(clphmm_reference(b, nb, CLPHMM_PRECISION_FLOAT, got),
+                   CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
+      continue;
+    }
+    for (int p = 0; p < 2; p++) {
+      const clphmm_precision prec =
+          p ? CLPHMM_PRECISION_DOUBLE : CLPHMM_PRECISION_FLOAT;
+      CHECK_STATUS(cph_reference_with(b, nb, prec, CPH_REF_SCALAR, want),
+                   CLPHMM_SUCCESS, NULL);
+      CHECK_STATUS(clphmm_reference(b, nb, prec, got), CLPHMM_SUCCESS, NULL);
+      size_t bad = 0;
+      for (size_t i = 0; i < n; i++)
+        bad += !same(got[i], want[i]);
+      CHECK(bad == 0, "CLPHMM_REFERENCE_KERNEL=%s: %zu results differ", name,
+            bad);
+    }
+  }
+  setenv("CLPHMM_REFERENCE_KERNEL", "wave-sse9", 1);
+  got[0] = 42.0;
+  CHECK_STATUS(clphmm_reference(b, nb, CLPHMM_PRECISION_FLOAT, got),
+               CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
+  CHECK(strstr(clphmm_last_error(NULL), "CLPHMM_REFERENCE_KERNEL='wave-sse9'"),
+        "the error names the variable: %s", clphmm_last_error(NULL));
+  CHECK(got[0] == 42.0, "nothing written on error");
+  unsetenv("CLPHMM_REFERENCE_KERNEL");
+  free(want);
+  free(got);
+  clphmm_dataset_destroy(ds);
+}
+
 int main(void) {
   for (int k = CPH_REF_WAVE; k <= CPH_REF_KERNEL_LAST; k++)
     if (cph_ref_kernel_available((cph_ref_kernel)k))
@@ -230,6 +279,7 @@ int main(void) {
   check_random(&g, 1200, 3100);
   check_random(&g, 2100, 2400);
   check_random_batches(&g);
+  check_env();
   printf("%zu pairs x 3 flavors x %d kernels, %zu differ from the oracle\n",
          pairs_checked, n_kernels, mismatches);
   CHECK(mismatches == 0, "%zu pair results differ from the oracle", mismatches);

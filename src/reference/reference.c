@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/error.h"
 #include "model/validate.h"
@@ -256,5 +257,22 @@ clphmm_status cph_reference_with(const clphmm_batch *batches, size_t n_batches,
 
 clphmm_status clphmm_reference(const clphmm_batch *batches, size_t n_batches,
                                clphmm_precision precision, double *out) {
-  return cph_reference_with(batches, n_batches, precision, CPH_REF_AUTO, out);
+  /* CLPHMM_REFERENCE_KERNEL picks the code (results are the same), for
+   * benchmarks: the row-by-row oracle, or one instruction set. */
+  cph_ref_kernel kernel = CPH_REF_AUTO;
+  const char *env = getenv("CLPHMM_REFERENCE_KERNEL");
+  if (env && *env) {
+    int k = CPH_REF_AUTO;
+    while (k <= CPH_REF_KERNEL_LAST &&
+           strcmp(env, cph_ref_kernel_name((cph_ref_kernel)k)))
+      k++;
+    if (k > CPH_REF_KERNEL_LAST || !cph_ref_kernel_available(k))
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "CLPHMM_REFERENCE_KERNEL='%s' is not one of auto, "
+                       "scalar, wave, wave-avx2, wave-avx512 that this "
+                       "build and CPU run (auto: %s)",
+                       env, cph_ref_kernel_name(cph_ref_kernel_best()));
+    kernel = (cph_ref_kernel)k;
+  }
+  return cph_reference_with(batches, n_batches, precision, kernel, out);
 }
