@@ -120,7 +120,7 @@ CPH_INLINE void CPH_STEP(CPH_LANES *L, size_t s, unsigned out, const CPH_I *hs,
   L->m = nm;
   L->x = nx;
   L->y = ny;
-  const size_t j = s + 1 - out;
+  const ptrdiff_t j = (ptrdiff_t)s + 1 - (ptrdiff_t)out; /* down to 2 - V */
   tm[j] = nm[out];
   tx[j] = nx[out];
   ty[j] = ny[out];
