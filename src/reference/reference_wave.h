@@ -32,19 +32,6 @@
 
 #ifndef CPH_REFERENCE_WAVE_ONCE
 #define CPH_REFERENCE_WAVE_ONCE
-/* Parameter planes, row i at index i - 1, padded with zeros to whole
- * strips. */
-enum {
-  WAVE_MM,
-  WAVE_GAPM,
-  WAVE_MX,
-  WAVE_XX,
-  WAVE_MY,
-  WAVE_YY,
-  WAVE_MATCH,
-  WAVE_MISMATCH,
-  WAVE_PLANES
-};
 /* Shift by one lane, lane 0 from the second vector's lane 0. */
 #define CPH_SHIFT_IDX_2 2, 0
 #define CPH_SHIFT_IDX_4 4, 0, 1, 2

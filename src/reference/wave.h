@@ -27,6 +27,20 @@ const char *cph_ref_kernel_name(cph_ref_kernel k);
 /* What AUTO runs here. */
 cph_ref_kernel cph_ref_kernel_best(void);
 
+/* The parameter planes of a prepared read (row i at index i - 1 of each,
+ * zeros after the read up to a whole strip of the widest kernel). */
+enum {
+  WAVE_MM,
+  WAVE_GAPM,
+  WAVE_MX,
+  WAVE_XX,
+  WAVE_MY,
+  WAVE_YY,
+  WAVE_MATCH,
+  WAVE_MISMATCH,
+  WAVE_PLANES
+};
+
 /* Scratch for the pairs of reads up to rmax and haplotypes up to hmax
  * bases. Each precision keeps one prepared read, so that a read's
  * parameters are built once for all its haplotypes. */
