@@ -5,18 +5,20 @@
 # tests a JDK, gatk-native-bindings and Intel GKL (its PairHMM is the
 # comparison). Skips apt when all are present.
 #
-#   scripts/install-deps.sh [fuzz]
+#   scripts/install-deps.sh [fuzz|kernels [PACKAGE...]]
 #
 # "fuzz" adds clang and its runtime libraries (libFuzzer, sanitizers) for
-# scripts/fuzz.sh.
+# scripts/fuzz.sh; "kernels" adds clang, LLVM's tools, the SPIR-V tools and
+# the PACKAGEs named after it for scripts/kernels-offline.sh.
 set -euo pipefail
 packages=(build-essential cmake pkg-config opencl-headers ocl-icd-opencl-dev
           ocl-icd-libopencl1 pocl-opencl-icd clinfo
           openjdk-17-jdk-headless libgatk-native-bindings-java libgkl-java
           libgkl-jni libcommons-logging-java)
-if [ "${1:-}" = fuzz ]; then
-  packages+=(clang libclang-rt-dev)
-fi
+case "${1:-}" in
+  fuzz) packages+=(clang libclang-rt-dev) ;;
+  kernels) packages+=(clang llvm spirv-tools "${@:2}") ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -1,4 +1,5 @@
 clphmm_add_test(test_reference)
+clphmm_add_test(test_reference_kernels)
 clphmm_add_test(test_model)
 clphmm_add_test(test_device)
 clphmm_add_test(test_api)

@@ -79,6 +79,11 @@ static const cph_tuning_entry builtin[] = {
 };
 #define N_BUILTIN (sizeof builtin / sizeof *builtin)
 
+const cph_tuning_entry *cph_tuning_builtin(size_t *n) {
+  *n = N_BUILTIN;
+  return builtin;
+}
+
 #define DEFAULT_WG 64
 
 /* A variant's optional suffixes: ":long" (the long-read variant) and

@@ -98,6 +98,10 @@ clphmm_status cph_tuning_choose(const cph_tuning_device *d,
 clphmm_status cph_tuning_for_device(const cph_device *dev,
                                     cph_tuning_choice *choice);
 
+/* The built-in entries (for tools that build every variant the library
+ * can ask for, e.g. the offline kernel compile of scripts/). */
+const cph_tuning_entry *cph_tuning_builtin(size_t *n);
+
 /* Describe an entry's key ("name \"H200\", type gpu"; "generic"). */
 void cph_tuning_key(const cph_tuning_entry *e, char *buf, size_t n);
 
