@@ -54,8 +54,7 @@ static void run(clphmm_context **ctxs, int shared, const clphmm_dataset *ds,
                     0,
                     0,
                     0};
-    CHECK(pthread_create(&t[i], NULL, worker, &jobs[i]) == 0,
-          "pthread_create");
+    CHECK(pthread_create(&t[i], NULL, worker, &jobs[i]) == 0, "pthread_create");
   }
   int mism = 0, fail = 0, stats = 0;
   for (int i = 0; i < THREADS; i++) {
@@ -65,8 +64,8 @@ static void run(clphmm_context **ctxs, int shared, const clphmm_dataset *ds,
     stats += jobs[i].bad_stats;
   }
   CHECK(fail == 0, "%s: %d calls failed", what, fail);
-  CHECK(mism == 0, "%s: %d of %d calls differ from one thread's results",
-        what, mism, THREADS * ROUNDS);
+  CHECK(mism == 0, "%s: %d of %d calls differ from one thread's results", what,
+        mism, THREADS * ROUNDS);
   CHECK(stats == 0, "%s: %d statistics of a partial call", what, stats);
   printf("%s: %d threads x %d calls, bit-identical\n", what, THREADS, ROUNDS);
 }

@@ -82,17 +82,16 @@ static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
     const clphmm_batch *bt = &cur->batches[cur->batch];
     uint64_t words, hap_len = hap_cells_words(bt, &words);
     size_t r = cur->read;
-    uint64_t pbytes =
-        cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
+    uint64_t pbytes = cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
     for (; r < bt->n_reads; r++) {
       const uint64_t len = bt->reads[r].length;
       const uint64_t rb =
           cph_stage_device_bytes(len, 0, 1, bt->n_haplotypes, cur->real_size);
       const int empty = n == 0 && r == cur->read;
-      if (!empty &&
-          ((cells + len * hap_len > cur->max_cells && pairs >= cur->min_pairs) ||
-           pairs + bt->n_haplotypes > cur->max_pairs ||
-           bytes + pbytes + rb > cur->max_bytes))
+      if (!empty && ((cells + len * hap_len > cur->max_cells &&
+                      pairs >= cur->min_pairs) ||
+                     pairs + bt->n_haplotypes > cur->max_pairs ||
+                     bytes + pbytes + rb > cur->max_bytes))
         break;
       cells += len * hap_len;
       pairs += bt->n_haplotypes;
@@ -170,9 +169,9 @@ typedef struct finish_task {
 static void finish_part(void *arg, size_t part) {
   finish_task *t = arg;
   const cph_stage *st = &t->s->stage;
-  const size_t lo = part * FINISH_PART,
-               hi = lo + FINISH_PART < st->n_jobs ? lo + FINISH_PART
-                                                  : st->n_jobs;
+  const size_t lo = part * FINISH_PART, hi = lo + FINISH_PART < st->n_jobs
+                                                 ? lo + FINISH_PART
+                                                 : st->n_jobs;
   const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
   size_t nw = 0;
   for (size_t i = lo; i < hi; i++) {
@@ -240,7 +239,6 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
 
 /* ---- the pipeline ---------------------------------------------------- */
 
-
 /* Stage, schedule and submit the chunk of `pieces` (or of rescue pairs)
  * into slot s. */
 static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
@@ -250,8 +248,9 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
   cph_stage *st = &s->stage;
   const cph_variant *v0 = &ctx->variants[dbl].v[0];
   const int float_mode = ctx->precision == CLPHMM_PRECISION_FLOAT;
-  st->flavor = !dbl ? CPH_GKL_FLOAT : float_mode ? CPH_GKL_DOUBLE
-                                                 : CPH_JAVA_DOUBLE;
+  st->flavor = !dbl         ? CPH_GKL_FLOAT
+               : float_mode ? CPH_GKL_DOUBLE
+                            : CPH_JAVA_DOUBLE;
   st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
   st->real_size = dbl ? sizeof(double) : sizeof(float);
   s->dbl = dbl;
@@ -288,7 +287,7 @@ static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
 static void chunk_bounds(const clphmm_context *ctx, uint64_t cells,
                          cursor *cur) {
   uint64_t per = cells / CHUNK_PARTS;
-  per = per < CHUNK_MIN_CELLS ? CHUNK_MIN_CELLS
+  per = per < CHUNK_MIN_CELLS   ? CHUNK_MIN_CELLS
         : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
                                 : per;
   const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
@@ -336,8 +335,11 @@ static clphmm_status rescue_some(call *c, int final);
 static clphmm_status main_pass(call *c, uint64_t cells) {
   clphmm_context *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  cursor cur = {c->batches, c->n_batches, 0, 0, 0, 0, 0, 0, 0,
-                dbl ? sizeof(double) : sizeof(float)};
+  cursor cur = {c->batches, c->n_batches,
+                0,          0,
+                0,          0,
+                0,          0,
+                0,          dbl ? sizeof(double) : sizeof(float)};
   chunk_bounds(ctx, cells, &cur);
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
@@ -387,9 +389,9 @@ typedef struct cpu_rescue_task {
 
 static void cpu_rescue_part(void *arg, size_t p) {
   cpu_rescue_task *t = arg;
-  const size_t lo = p * t->part,
-               hi = lo + t->part < t->c->n_rescue ? lo + t->part
-                                                  : t->c->n_rescue;
+  const size_t lo = p * t->part, hi = lo + t->part < t->c->n_rescue
+                                          ? lo + t->part
+                                          : t->c->n_rescue;
   clphmm_status st = CLPHMM_SUCCESS;
   for (size_t i = lo; i < hi && !st; i++)
     st = rescue_on_cpu(&t->c->rescue[i], t->c->results);
@@ -433,8 +435,7 @@ static clphmm_status rescue_some(call *c, int final) {
          (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
     const double t0 = cph_now();
     const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
-    const size_t most =
-        RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
+    const size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
     size_t n = c->n_rescue - c->rescued;
     n = n < most ? n : most;
     rc = start_chunk(c, s, 1, NULL, 0, c->rescue + c->rescued, n);
@@ -512,8 +513,7 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   const double t0 = cph_now();
   size_t n_pairs;
   uint64_t cells;
-  clphmm_status rc =
-      validate(batches, n_batches, &n_pairs, &cells);
+  clphmm_status rc = validate(batches, n_batches, &n_pairs, &cells);
   if (rc)
     return rc;
   if (n_pairs > 0 && !out)

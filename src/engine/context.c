@@ -32,7 +32,8 @@ static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
 }
 
 /* One compute call at a time on a context; readers of what a call writes
- * wait for the call in progress (the lock is the context's, which the const API cannot show). */
+ * wait for the call in progress (the lock is the context's, which the const API
+ * cannot show). */
 static void lock(const clphmm_context *ctx) {
   pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
 }

@@ -185,14 +185,13 @@ static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
     return rc;
   const cl_uint n_rows = (cl_uint)st->n_rows;
   cph_devset *d = &ctx->d;
-  const size_t sizes[] = {sizeof(cl_mem), sizeof n_rows, sizeof(cl_mem),
+  const size_t sizes[] = {sizeof(cl_mem), sizeof n_rows,  sizeof(cl_mem),
                           sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
   const void *const values[] = {&d->raw.mem, &n_rows,      &d->reads.mem,
                                 &tab,        &d->rows.mem, &d->weights.mem};
   rc = set_args(k, 6, sizes, values);
   if (!rc)
-    rc = run_kernel(ctx, s, k, st->n_reads * PREP_WG, PREP_WG, CPH_EV_PREP,
-                    -1);
+    rc = run_kernel(ctx, s, k, st->n_reads * PREP_WG, PREP_WG, CPH_EV_PREP, -1);
   return rc;
 }
 
@@ -205,15 +204,15 @@ static clphmm_status launch(clphmm_context *ctx, cph_slot *s,
   const cl_int per_column = s->stage.flavor == CPH_JAVA_DOUBLE;
   const size_t m = sizeof(cl_mem), u = sizeof(cl_uint);
   const size_t sizes[] = {m, m, m, m, m, m, m, u, sizeof per_column, u, u, u};
-  const void *const values[] = {&d->rows.mem,   &d->raw.mem,    &d->hcodes.mem,
-                                &d->pairs.mem,  &d->groups.mem, &d->sums.mem,
-                                &d->bound.mem,  &bound_cols,    &per_column,
-                                &coop,          &first_slot,    &first_group};
+  const void *const values[] = {&d->rows.mem,  &d->raw.mem,    &d->hcodes.mem,
+                                &d->pairs.mem, &d->groups.mem, &d->sums.mem,
+                                &d->bound.mem, &bound_cols,    &per_column,
+                                &coop,         &first_slot,    &first_group};
   cl_kernel k = L->k->kernel;
   clphmm_status rc = set_args(k, 12, sizes, values);
   if (!rc)
-    rc = run_kernel(ctx, s, k, L->n_groups * L->k->variant.wg,
-                    L->k->variant.wg, CPH_EV_KERNEL, L->bin);
+    rc = run_kernel(ctx, s, k, L->n_groups * L->k->variant.wg, L->k->variant.wg,
+                    CPH_EV_KERNEL, L->bin);
   return rc;
 }
 
@@ -223,9 +222,8 @@ clphmm_status cph_submit(clphmm_context *ctx, cph_slot *s) {
   const size_t per_slot = st->scaled ? 2 : 1;
   s->n_events = 0;
   s->active = 1;
-  clphmm_status rc =
-      cph_hostbuf_ensure(&ctx->bufs, &s->sums,
-                         per_slot * st->real_size * sc->n_slots, "results");
+  clphmm_status rc = cph_hostbuf_ensure(
+      &ctx->bufs, &s->sums, per_slot * st->real_size * sc->n_slots, "results");
   if (!rc)
     rc = ensure_device(ctx, s);
   if (!rc)
@@ -239,8 +237,7 @@ clphmm_status cph_submit(clphmm_context *ctx, cph_slot *s) {
                   per_slot * st->real_size * sc->n_slots,
                   "reading results (the kernel may have failed)");
   if (!rc && st->scaled && !st->host_prep)
-    rc = read_buf(ctx, s, ctx->d.weights.mem, st->weights.ptr,
-                  16 * st->n_reads,
+    rc = read_buf(ctx, s, ctx->d.weights.mem, st->weights.ptr, 16 * st->n_reads,
                   "reading weights (the kernel may have failed)");
   if (!rc) {
     cl_int err = cph_cl.Flush(ctx->queue);
@@ -255,8 +252,8 @@ static double event_seconds(cl_event ev) {
   cl_ulong t0 = 0, t1 = 0;
   if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0,
                                    &t0, NULL) == CL_SUCCESS &&
-      cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1,
-                                   &t1, NULL) == CL_SUCCESS &&
+      cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+                                   NULL) == CL_SUCCESS &&
       t1 > t0)
     return (double)(t1 - t0) * 1e-9;
   return 0;

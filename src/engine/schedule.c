@@ -80,7 +80,7 @@ static int sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
     all_or |= keys[i];
   }
   radix x = {keys, tmp, n, ORDER_RANGE, (n + ORDER_RANGE - 1) / ORDER_RANGE,
-             0, NULL};
+             0,    NULL};
   x.count = malloc((x.ranges ? x.ranges : 1) * sizeof *x.count);
   if (!x.count)
     return 0;
@@ -170,8 +170,8 @@ static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
   if (!t.used || (n && !s->cap_keys)) {
     free(t.used);
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                     "no memory to order %zu pairs", n);
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
+                     n);
   }
   cph_pool_for(ctx->pool, ranges, bin_range, &t);
   uint32_t used = 0;
@@ -188,8 +188,8 @@ static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
   }
   cph_pool_for(ctx->pool, ranges, key_range, &t);
   if (!sort_keys(ctx->pool, s->keys, s->tmp, n))
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                     "no memory to order %zu pairs", n);
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
+                     n);
   return CLPHMM_SUCCESS;
 }
 
@@ -335,8 +335,8 @@ static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
       const size_t j1 = (g + FILL_GROUPS) * ppw < L->n_jobs
                             ? (g + FILL_GROUPS) * ppw
                             : L->n_jobs;
-      blocks[k++] = (fill_block){L, at + j0, j1 - j0, L->first_slot + j0,
-                                 L->first_group + g, 0, 0, 1};
+      blocks[k++] = (fill_block){
+          L, at + j0, j1 - j0, L->first_slot + j0, L->first_group + g, 0, 0, 1};
     }
     at += L->n_jobs;
   }
@@ -347,10 +347,10 @@ static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
     uint32_t max_steps = 0, max_tiles = 1;
     for (; b < nb && blocks[b].L == L; b++) {
       L->cells += blocks[b].cells;
-      max_steps = blocks[b].max_steps > max_steps ? blocks[b].max_steps
-                                                  : max_steps;
-      max_tiles = blocks[b].max_tiles > max_tiles ? blocks[b].max_tiles
-                                                  : max_tiles;
+      max_steps =
+          blocks[b].max_steps > max_steps ? blocks[b].max_steps : max_steps;
+      max_tiles =
+          blocks[b].max_tiles > max_tiles ? blocks[b].max_tiles : max_tiles;
     }
     /* Lane 0 reads the boundary at columns 1..steps (stored from 0). */
     L->bound_cols = max_tiles > 1 ? max_steps : 0;

@@ -10,7 +10,6 @@
 #include "engine/stage.h"
 #include "opencl/program.h"
 
-
 /* One launch of a chunk. */
 typedef struct cph_launch {
   const cph_kernel *k;

@@ -62,17 +62,15 @@ static clphmm_status ensure(const cph_bufctx *c, cph_stage *s,
     st = cph_hostbuf_ensure(c, &s->hcodes, 4 * s->n_hwords,
                             "staging haplotypes");
   if (!st)
-    st = cph_hostbuf_ensure(c, &s->weights, 16 * s->n_reads,
-                            "staging weights");
+    st = cph_hostbuf_ensure(c, &s->weights, 16 * s->n_reads, "staging weights");
   if (!st && s->host_prep)
     st = cph_hostbuf_ensure(c, &s->rows, 8 * s->real_size * s->n_rows,
                             "staging read rows");
-  if (!st && (!grow((void **)&s->jobs, &s->cap_jobs, s->n_jobs + 1,
-                    sizeof *s->jobs) ||
-              !grow((void **)&s->offs, &s->cap_offs, 4 * (n_pieces + 1),
-                    sizeof *s->offs) ||
-              !grow((void **)&s->bad, &s->cap_bad, n_pieces + 1,
-                    sizeof *s->bad)))
+  if (!st &&
+      (!grow((void **)&s->jobs, &s->cap_jobs, s->n_jobs + 1, sizeof *s->jobs) ||
+       !grow((void **)&s->offs, &s->cap_offs, 4 * (n_pieces + 1),
+             sizeof *s->offs) ||
+       !grow((void **)&s->bad, &s->cap_bad, n_pieces + 1, sizeof *s->bad)))
     st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to plan %zu pairs",
                    s->n_jobs);
   return st;
@@ -167,10 +165,14 @@ static void stage_piece(void *arg, size_t p) {
       if (rd->length == 0 || hp->length == 0)
         t->results[out] = -INFINITY;
       else
-        s->jobs[job++] = (cph_job){(uint32_t)row,  (uint32_t)rd->length,
-                                   (uint32_t)hw,   (uint32_t)hp->length,
-                                   (uint32_t)read, 0,
-                                   out,            rd,
+        s->jobs[job++] = (cph_job){(uint32_t)row,
+                                   (uint32_t)rd->length,
+                                   (uint32_t)hw,
+                                   (uint32_t)hp->length,
+                                   (uint32_t)read,
+                                   0,
+                                   out,
+                                   rd,
                                    hp};
       hw += cph_hap_words(hp->length);
     }
@@ -262,7 +264,7 @@ typedef struct pair_task {
   cph_stage *s;
   const cph_pair *pairs;
   const hap_map *m;
-  const size_t *part_start; /* n_parts + 1 pair indices */
+  const size_t *part_start;      /* n_parts + 1 pair indices */
   const clphmm_haplotype **haps; /* distinct haplotypes, in map order */
   const uint32_t *hap_word;
   size_t n_haps, n_parts;
@@ -285,22 +287,18 @@ static void stage_pair_part(void *arg, size_t p) {
     if (first)
       stage_read(s, rd, row, read);
     const size_t k = hap_slot(t->m, t->pairs[i].hap);
-    s->jobs[i] = (cph_job){(uint32_t)row,
-                           (uint32_t)rd->length,
-                           t->m->word[k],
-                           (uint32_t)t->pairs[i].hap->length,
-                           (uint32_t)read,
-                           0,
-                           t->pairs[i].out,
-                           rd,
+    s->jobs[i] = (cph_job){(uint32_t)row,   (uint32_t)rd->length,
+                           t->m->word[k],   (uint32_t)t->pairs[i].hap->length,
+                           (uint32_t)read,  0,
+                           t->pairs[i].out, rd,
                            t->pairs[i].hap};
   }
   for (size_t h = p; h < t->n_haps; h += t->n_parts)
     stage_hap(s, t->haps[h], t->hap_word[h]);
 }
 
-clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool,
-                              cph_stage *s, const cph_pair *pairs, size_t n) {
+clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
+                              const cph_pair *pairs, size_t n) {
   hap_map m = {0};
   size_t size = 16;
   while (size < 2 * n)

@@ -87,8 +87,8 @@ clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
 
 /* Stage rescue pairs of validated batches (consecutive pairs of one read
  * share its rows; pairs share their haplotypes). */
-clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool,
-                              cph_stage *s, const cph_pair *pairs, size_t n);
+clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
+                              const cph_pair *pairs, size_t n);
 
 /* Bytes of device memory a chunk of `rows` read rows, `words` haplotype
  * words, `reads` reads and `pairs` pairs needs at real size `real`

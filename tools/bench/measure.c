@@ -229,11 +229,10 @@ static int one_call(bench_device *d, const bench_workload *w,
 }
 
 static bench_stages stages_of(const clphmm_stats *st) {
-  return (bench_stages){st->wall_seconds,     st->prepare_seconds,
-                        st->upload_seconds,   st->kernel_seconds,
-                        st->rows_seconds,     st->download_seconds,
-                        st->rescue_seconds,   st->finish_seconds,
-                        st->chunks};
+  return (bench_stages){
+      st->wall_seconds,   st->prepare_seconds, st->upload_seconds,
+      st->kernel_seconds, st->rows_seconds,    st->download_seconds,
+      st->rescue_seconds, st->finish_seconds,  st->chunks};
 }
 
 /* The index of the lower median of v[0..n) (v is not changed). */
