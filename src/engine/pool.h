@@ -23,4 +23,13 @@ unsigned cph_pool_threads(const cph_pool *pool);
 void cph_pool_for(cph_pool *pool, size_t n, void (*fn)(void *arg, size_t i),
                   void *arg);
 
+/* Below this much work (bytes or items, as the caller counts it) waking
+ * the pool costs more than it saves: callers run such work on their own
+ * thread (pass a NULL pool). Small calls (one region) stay in
+ * microseconds. */
+#define CPH_POOL_MIN_WORK ((size_t)1 << 16)
+static inline cph_pool *cph_pool_for_work(cph_pool *pool, size_t work) {
+  return work >= CPH_POOL_MIN_WORK ? pool : NULL;
+}
+
 #endif

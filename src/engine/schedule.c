@@ -341,7 +341,8 @@ static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
     at += L->n_jobs;
   }
   fill_task t = {stage, s, blocks};
-  cph_pool_for(ctx->pool, nb, fill_block_run, &t);
+  cph_pool_for(cph_pool_for_work(ctx->pool, s->n_slots), nb, fill_block_run,
+               &t);
   for (size_t b = 0; b < nb;) {
     cph_launch *L = (cph_launch *)blocks[b].L;
     uint32_t max_steps = 0, max_tiles = 1;

@@ -223,7 +223,7 @@ clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
   if (st)
     return st;
   piece_task t = {s, batches, pieces, results};
-  cph_pool_for(pool, n_pieces, stage_piece, &t);
+  cph_pool_for(cph_pool_for_work(pool, s->n_rows), n_pieces, stage_piece, &t);
   for (size_t p = 0; p < n_pieces; p++)
     if (s->bad[p]) {
       /* The first invalid batch, with cph_validate_batch's message. */
@@ -351,7 +351,8 @@ clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
   }
   if (!st) {
     pair_task t = {s, pairs, &m, part_start, haps, hap_word, n_haps, n_parts};
-    cph_pool_for(pool, n_parts, stage_pair_part, &t);
+    cph_pool_for(cph_pool_for_work(pool, s->n_rows), n_parts, stage_pair_part,
+                 &t);
   }
   free(m.key);
   free(m.word);
