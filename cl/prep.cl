@@ -8,8 +8,9 @@
  * double from the tables of the flavor, rounded once to the program's
  * precision; double division is correctly rounded in OpenCL and
  * FP_CONTRACT is off (pairhmm.cl), so the rows are bit-identical to the
- * host's (tests/test_prep.c). The scaled form needs double arithmetic: on
- * devices without it the kernel is absent and the host prepares the rows.
+ * host's (test_device compares them). The scaled form needs double
+ * arithmetic: on devices without it the kernel is absent and the host
+ * prepares the rows.
  *
  * Tables (host: cph_prep_tables): the match-to-match table (CPH_MM_SIZE
  * entries), then ph2pr, gapm = 1 - ph2pr, the match prior 1 - ph2pr and the

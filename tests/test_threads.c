@@ -72,7 +72,7 @@ static void run(clphmm_context **ctxs, int shared, const clphmm_dataset *ds,
 
 int main(void) {
   clphmm_dataset *ds = NULL;
-  CHECK_STATUS(clphmm_dataset_read_file(test_data_path("10s.in"), 0, &ds),
+  CHECK_STATUS(clphmm_dataset_read_file(test_data_path("tiny.in"), 0, &ds),
                CLPHMM_SUCCESS, NULL);
   if (!ds)
     return test_finish();

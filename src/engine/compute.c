@@ -254,6 +254,7 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
   st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
   st->real_size = dbl ? sizeof(double) : sizeof(float);
   s->dbl = dbl;
+  ctx->alloc_failed = 0; /* set by this chunk's failures only */
   const double t0 = cph_now();
   clphmm_status rc;
   /* Rows are prepared here when the device lacks the kernel for it (no
@@ -275,6 +276,7 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
 }
 
 static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
+  c->ctx->alloc_failed = 0;
   clphmm_status rc = cph_collect(c->ctx, s);
   const double t0 = cph_now();
   if (!rc)
@@ -443,6 +445,8 @@ static clphmm_status rescue_some(call *c, int final) {
       rc = end_chunk(c, s, 1);
     ctx->stats.rescue_seconds += cph_now() - t0;
     if (rc && !final) {
+      /* Its queued commands may still read the slot's host buffers. */
+      cph_cl.Finish(ctx->queue);
       cph_slot_abandon(s);
       return CLPHMM_SUCCESS;
     }

@@ -184,6 +184,10 @@ void clphmm_context_destroy(clphmm_context *ctx) {
 }
 
 void cph_engine_release(clphmm_context *ctx) {
+  /* Commands still queued may read host buffers released below (malloc'ed
+   * ones where pinned memory was refused). */
+  if (ctx->queue)
+    cph_cl.Finish(ctx->queue);
   cph_devset *d = &ctx->d;
   cph_devbuf *all[] = {&d->raw,   &d->reads,  &d->hcodes, &d->rows, &d->weights,
                        &d->pairs, &d->groups, &d->sums,   &d->bound};

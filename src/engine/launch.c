@@ -178,7 +178,15 @@ static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   if (st->host_prep || st->n_reads == 0 || s->sched.n_launches == 0)
     return CLPHMM_SUCCESS;
-  cl_kernel k = s->sched.launches[0].k->prep;
+  /* Every program of a precision has the same row preparation; a
+   * fallback program may lack it. */
+  cl_kernel k = NULL;
+  for (size_t i = 0; i < s->sched.n_launches && !k; i++)
+    k = s->sched.launches[i].k->prep;
+  if (!k)
+    return cph_error(CLPHMM_ERROR_BUILD_FAILED,
+                     "no kernel program of this chunk has the row "
+                     "preparation (prep_rows); set CLPHMM_HOST_PREP=1");
   cl_mem tab;
   clphmm_status rc = prep_tables(ctx, st, &tab);
   if (rc)
