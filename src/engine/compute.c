@@ -266,22 +266,30 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
     rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
                                    pieces, n_pieces, c->results)
                 : cph_stage_pairs(&ctx->bufs, ctx->pool, st, pairs, n_pairs);
+  cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
+  const double t1 = cph_now();
   if (!rc)
     rc = cph_schedule(ctx, dbl, st, &s->sched);
+  cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
   ctx->stats.prepare_seconds += cph_now() - t0;
+  const double t2 = cph_now();
   if (!rc && st->n_jobs)
     rc = cph_submit(ctx, s);
+  cph_trace_host(&ctx->trace, "submit", (int)(s - ctx->slots), t2);
   ctx->stats.chunks++;
   return rc;
 }
 
 static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
   c->ctx->alloc_failed = 0;
+  const double tw = cph_now();
   clphmm_status rc = cph_collect(c->ctx, s);
+  cph_trace_host(&c->ctx->trace, "wait", (int)(s - c->ctx->slots), tw);
   const double t0 = cph_now();
   if (!rc)
     rc = finish(c, s, rescue_pass);
   c->ctx->stats.finish_seconds += cph_now() - t0;
+  cph_trace_host(&c->ctx->trace, "finish", (int)(s - c->ctx->slots), t0);
   return rc;
 }
 
@@ -523,6 +531,7 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   if (n_pairs > 0 && !out)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
   clphmm_stats before = ctx->stats;
+  cph_trace_call(&ctx->trace, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
   call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0};
@@ -545,6 +554,7 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
     ctx->stats.cells = cells;
     ctx->stats.finish_seconds += cph_now() - t1;
     ctx->stats.wall_seconds = cph_now() - t0;
+    cph_trace_host(&ctx->trace, "call", -1, t0);
   } else {
     ctx->stats = before;
   }

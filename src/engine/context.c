@@ -129,6 +129,9 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   ctx->pool = cph_pool_create(0);
   const char *hp = getenv("CLPHMM_HOST_PREP");
   ctx->host_prep = hp && *hp && strcmp(hp, "0") != 0;
+  if (!cph_trace_open(&ctx->trace))
+    cph_diag_note(&ctx->diag, "CLPHMM_TRACE: cannot open '%s' for appending",
+                  getenv("CLPHMM_TRACE"));
   ctx->precision = o.precision;
   ctx->max_cells =
       o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
@@ -177,6 +180,7 @@ void clphmm_context_destroy(clphmm_context *ctx) {
     save_kernels(ctx); /* built but never launched */
   release_cl(ctx);
   cph_pool_destroy(ctx->pool);
+  cph_trace_close(&ctx->trace);
   for (int i = 0; i < CPH_SLOTS; i++)
     free(ctx->slots[i].events);
   pthread_mutex_destroy(&ctx->lock);

@@ -11,6 +11,7 @@
 #include "engine/pool.h"
 #include "engine/schedule.h"
 #include "engine/stage.h"
+#include "engine/trace.h"
 #include "opencl/build.h"
 #include "tuning/plan.h"
 
@@ -69,6 +70,7 @@ struct clphmm_context {
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
+  cph_trace trace; /* CLPHMM_TRACE */
 };
 
 /* The kernel serving variant `v` in a precision, built on first use (its

@@ -296,8 +296,13 @@ clphmm_status cph_collect(clphmm_context *ctx, cph_slot *s) {
       rc = cph_buf_fail(&ctx->bufs, "clWaitForEvents", err,
                         "reading results (the kernel may have failed)");
   }
-  for (size_t i = 0; i < s->n_events && !rc; i++)
+  static const char *const kinds[] = {"upload", "prep", "kernel", "download"};
+  for (size_t i = 0; i < s->n_events && !rc; i++) {
     account(ctx, &s->events[i]);
+    cph_trace_event(&ctx->trace, (int)(s - ctx->slots),
+                    kinds[s->events[i].kind], s->events[i].bin,
+                    s->events[i].ev);
+  }
   for (size_t i = 0; !rc && i < s->sched.n_launches; i++) {
     const cph_launch *L = &s->sched.launches[i];
     if (L->bin >= 0) {
