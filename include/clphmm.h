@@ -208,7 +208,10 @@ CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
  * `max_rows` bases (and more than the previous bin's) ran on `variant`;
  * the last bin also takes every longer read, tile after tile (a long-read
  * variant's bin, "GxC/WG:long", has max_rows UINT32_MAX). Launches of
- * the double rescue count in their bins too (their pairs again). */
+ * the double rescue count in their bins too (their pairs again). A
+ * device's table may add a small-call variant ("GxC/WG:small", max_rows
+ * 0, after the bins): every pair of a call (or chunk) too small to fill
+ * the device runs on it, in one launch instead of one per bin. */
 typedef struct clphmm_bin_stats {
   uint32_t max_rows;
   char variant[32]; /* "GxC/WG": lanes per pair x rows per lane / group */

@@ -446,6 +446,78 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
+/* A context on CLPHMM_VARIANTS=list (restored after); 0 when no device. */
+static int open_with_variants(clphmm_precision p, const char *list,
+                              clphmm_context **ctx) {
+  const char *saved = getenv("CLPHMM_VARIANTS");
+  char *keep = saved ? strdup(saved) : NULL;
+  setenv("CLPHMM_VARIANTS", list, 1);
+  const int ok = open_context(p, ctx);
+  if (keep)
+    setenv("CLPHMM_VARIANTS", keep, 1);
+  else
+    unsetenv("CLPHMM_VARIANTS");
+  free(keep);
+  return ok;
+}
+
+/* The small-call variant (":small"): a call with fewer pairs than fill the
+ * device runs all of them on it in one launch (reads longer than its tile
+ * as concurrent tiles, rescued pairs on the double set's small variant),
+ * with the results of the bins, bit for bit; a call with more pairs keeps
+ * the bins. */
+static void test_small_variant(clphmm_precision p, test_rng *rng) {
+  clphmm_context *small = NULL, *bins = NULL;
+  int ok = open_with_variants(p, "4x4/64,8x8/64,16x4/64:small", &small);
+  if (ok > 0)
+    ok = open_with_variants(p, "4x4/64,8x8/64", &bins);
+  if (ok <= 0) {
+    clphmm_context_destroy(small);
+    return;
+  }
+  const cph_variant_set *vs = vset(small);
+  CHECK(vs->has_small && vs->n == 2 && vs->v[2].small,
+        "small-call variant not set apart: %zu bins, has_small %d", vs->n,
+        vs->has_small);
+  const cph_variant *sv = &vs->v[vs->n];
+  const size_t fill = (size_t)CPH_FILL_PAIRS_PER_UNIT *
+                      small->dev.info.compute_units * (sv->wg / sv->g);
+  for (int big = 0; big < 2; big++) {
+    gen g = {0};
+    size_t lens[] = {1, 15, 16, 17, 63, 64, 65, 130, 200, 260};
+    add_batch(&g, rng, lens, 10, 3, 1, 300, 1, 1);
+    size_t rl[3] = {90, 120, 40};
+    add_batch(&g, rng, rl, 3, 2, 100, 200, 0, 0); /* rescued in float mode */
+    size_t n;
+    clphmm_count_pairs(g.batches, g.n, &n);
+    while (big && n < fill) { /* enough pairs to fill the device */
+      size_t len = test_rng_range(rng, 20, 120);
+      add_batch(&g, rng, &len, 1, 8, 50, 150, 1, 0);
+      n += 8;
+    }
+    double *a = run_device(small, &g, n), *b = run_device(bins, &g, n);
+    CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+          "%s, %zu pairs: the small-call variant and the bins differ",
+          p ? "double" : "float", n);
+    clphmm_stats st;
+    CHECK_STATUS(clphmm_context_stats(small, &st), CLPHMM_SUCCESS, small);
+    const clphmm_bin_stats *sb = &st.bins[st.n_bins - 1];
+    CHECK(st.n_bins == 3 && sb->max_rows == 0 && strstr(sb->variant, ":small"),
+          "small-call bin: %zu bins, last %s max_rows %u", st.n_bins,
+          sb->variant, sb->max_rows);
+    CHECK(sb->pairs == (big ? 0 : n) && st.launches >= 1,
+          "%zu pairs (fill %zu): %llu on the small-call variant", n, fill,
+          (unsigned long long)sb->pairs);
+    if (!big)
+      compare(small, &g, "small-call variant");
+    free(a);
+    free(b);
+    gen_free(&g);
+  }
+  clphmm_context_destroy(small);
+  clphmm_context_destroy(bins);
+}
+
 /* Rows prepared on the device (cl/prep.cl) and on the host
  * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
  * is the host's, operation by operation. Every bin, qualities 0..127
@@ -545,6 +617,7 @@ int main(void) {
       test_long(ctx, &rng);
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
+    test_small_variant(modes[m], &rng);
     test_host_prep(modes[m], &rng);
   }
   return test_finish();

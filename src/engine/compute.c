@@ -509,13 +509,15 @@ static void reset_stats(clphmm_context *ctx) {
   const cph_variant_set *vs =
       &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
   memset(&ctx->stats, 0, sizeof ctx->stats);
-  ctx->stats.n_bins = vs->n;
-  for (size_t i = 0; i < vs->n; i++) {
+  ctx->stats.n_bins = cph_plan_count(vs);
+  for (size_t i = 0; i < cph_plan_count(vs); i++) {
     const cph_variant *v = &vs->v[i];
     clphmm_bin_stats *b = &ctx->stats.bins[i];
-    b->max_rows = v->seq ? UINT32_MAX : cph_variant_rows(v);
+    b->max_rows = v->seq ? UINT32_MAX : v->small ? 0 : cph_variant_rows(v);
     snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
-             v->seq ? ":long" : "");
+             v->seq     ? ":long"
+             : v->small ? ":small"
+                        : "");
   }
 }
 

@@ -227,7 +227,7 @@ static clphmm_status warmup(clphmm_context *ctx) {
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
   const int rescue = !dbl && ctx->dev.info.has_fp64;
   for (int d = dbl; d <= (dbl || rescue); d++)
-    for (size_t v = 0; v < ctx->variants[d].n; v++) {
+    for (size_t v = 0; v < cph_plan_count(&ctx->variants[d]); v++) {
       const cph_kernel *k;
       clphmm_status st = cph_context_kernel(ctx, v, d, &k);
       if (st)

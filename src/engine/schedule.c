@@ -10,18 +10,6 @@
  * bounded by the device's largest allocation). */
 #define MAX_BOUND_BYTES ((uint64_t)1 << 30)
 
-/* Launches of fewer pairs than this many per compute unit and lane group
- * run the tiles of long reads concurrently (unless told otherwise): on the
- * H200 (bb53fcd), the float pass of 2388 pairs of 2048 bases ran at 2.99
- * TCUPS with four concurrent tiles against 2.78 one after the other, that
- * of 9537 pairs of 1024 bases at 2.97 with two or four against 2.98:
- * concurrent tiles cost about LAG steps per tile slot and a barrier per
- * four steps, and gain nothing when the device is already full. Short
- * launches (the double rescue of a few pairs) gain latency: at 1024 bases
- * the rescue of three pairs took 0.13 ms with four concurrent 256-row
- * double tiles, 0.55 ms with 384-row tiles one after the other. */
-#define COOP_PAIRS_PER_UNIT 8
-
 void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
   cph_hostbuf_release(c, &s->pairs);
   cph_hostbuf_release(c, &s->groups);
@@ -124,6 +112,7 @@ typedef struct key_task {
   uint64_t *keys;
   size_t n;
   uint32_t *used; /* per range: bit b = bin b used */
+  int small_bin;  /* every job's bin (the small-call variant), -1: none */
   uint32_t rows[CPH_MAX_VARIANTS];
 } key_task;
 
@@ -135,7 +124,8 @@ static void bin_range(void *arg, size_t r) {
   for (size_t i = lo; i < hi; i++) {
     if (i == lo || t->jobs[i].R != last_R) { /* a read's pairs come together */
       last_R = t->jobs[i].R;
-      bin = (uint32_t)cph_plan_bin(t->vs, last_R);
+      bin = t->small_bin >= 0 ? (uint32_t)t->small_bin
+                              : (uint32_t)cph_plan_bin(t->vs, last_R);
     }
     t->jobs[i].slot = bin;
     used |= 1u << bin;
@@ -154,6 +144,18 @@ static void key_range(void *arg, size_t r) {
   }
 }
 
+/* The small-call variant's index when the chunk runs on it, else -1. */
+static int small_bin(const clphmm_context *ctx, const cph_variant_set *vs,
+                     const cph_stage *stage) {
+  const unsigned cu = ctx->dev.info.compute_units;
+  if (!cph_plan_small(vs, stage->n_jobs, 0, cu))
+    return -1;
+  uint64_t cells = 0;
+  for (size_t i = 0; i < stage->n_jobs; i++)
+    cells += (uint64_t)stage->jobs[i].R * stage->jobs[i].H;
+  return cph_plan_small(vs, stage->n_jobs, cells, cu) ? (int)vs->n : -1;
+}
+
 /* Build the kernels of the bins the jobs use, then sort the jobs. */
 static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
                                 const cph_stage *stage, cph_sched *s,
@@ -166,7 +168,13 @@ static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
     s->tmp = malloc(n * sizeof *s->tmp);
     s->cap_keys = s->keys && s->tmp ? n : 0;
   }
-  key_task t = {&ctx->variants[dbl], stage->jobs, s->keys, n, NULL, {0}};
+  key_task t = {&ctx->variants[dbl],
+                stage->jobs,
+                s->keys,
+                n,
+                NULL,
+                small_bin(ctx, &ctx->variants[dbl], stage),
+                {0}};
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
   if (!t.used || (n && !s->cap_keys)) {
     free(t.used);
@@ -210,7 +218,7 @@ static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
   if (tiles == 1)
     return 1;
   const uint64_t full =
-      (uint64_t)COOP_PAIRS_PER_UNIT *
+      (uint64_t)CPH_FILL_PAIRS_PER_UNIT *
       (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
       (v->wg / v->g);
   size_t same = 0; /* pairs with this tile count: the launch at most */

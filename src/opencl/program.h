@@ -33,6 +33,8 @@ typedef struct cph_variant {
   int seq;         /* long-read variant (":long"): only for reads longer than
                       every other variant's tile, tiles one after the other */
   unsigned maxreg; /* register cap (":rN", NVIDIA's PTX .maxnreg), 0: none */
+  int small;       /* small-call variant (":small"): serves every pair of a
+                      chunk too small to fill the device (see plan.h) */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the

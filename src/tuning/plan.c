@@ -7,6 +7,10 @@
 #include "base/error.h"
 #include "tuning/tuning.h"
 
+/* A chunk of more cells than this keeps its bins whatever its pairs: at a
+ * few TCUPS it takes over 100 us, where a launch per bin costs little. */
+#define PLAN_SMALL_MAX_CELLS ((uint64_t)1 << 28)
+
 /* By tile rows, the long-read variant last. */
 static int by_rows(const void *a, const void *b) {
   const cph_variant *x = a, *y = b;
@@ -24,6 +28,24 @@ static void drop_long(cph_variant_set *set) {
     if (!set->v[i].seq)
       set->v[k++] = set->v[i];
   set->n = k;
+}
+
+/* Move the small-call variant, if any, behind the bins. */
+static void set_small_apart(cph_variant_set *set) {
+  size_t k = 0;
+  cph_variant small = {0};
+  set->has_small = 0;
+  for (size_t i = 0; i < set->n; i++) {
+    if (set->v[i].small) {
+      small = set->v[i];
+      set->has_small = 1;
+    } else {
+      set->v[k++] = set->v[i];
+    }
+  }
+  set->n = k;
+  if (set->has_small)
+    set->v[k] = small;
 }
 
 #define DOUBLE_MAX_C 8
@@ -53,13 +75,19 @@ static clphmm_status variants_of(const cph_device *dev,
                      list, c->key, why);
   if (dbl && !c->entry.variants_double[0])
     drop_long(set);
+  set_small_apart(set);
+  if (set->n == 0)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "variants '%s' (%s): a :small variant needs bins beside "
+                     "it",
+                     list, c->key);
   if (set->n == 1 && set->v[0].seq)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "variants '%s' (%s): a :long variant needs another "
                      "variant for the reads that fit one tile",
                      list, c->key);
   const unsigned vw = dbl ? 2 : 4;
-  for (size_t i = 0; i < set->n; i++) {
+  for (size_t i = 0; i < cph_plan_count(set); i++) {
     if (dbl && !c->entry.variants_double[0] && set->v[i].c > DOUBLE_MAX_C)
       set->v[i].c = DOUBLE_MAX_C;
     if (set->v[i].c % vw)
@@ -81,6 +109,16 @@ static clphmm_status variants_of(const cph_device *dev,
   }
   qsort(set->v, set->n, sizeof set->v[0], by_rows);
   return CLPHMM_SUCCESS;
+}
+
+int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
+                   unsigned compute_units) {
+  if (!set->has_small)
+    return 0;
+  const cph_variant *v = &set->v[set->n];
+  const uint64_t fill = (uint64_t)CPH_FILL_PAIRS_PER_UNIT *
+                        (compute_units ? compute_units : 1) * (v->wg / v->g);
+  return pairs < fill && cells < PLAN_SMALL_MAX_CELLS;
 }
 
 clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
@@ -132,13 +170,17 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {
   size_t u = 0;
   buf[0] = '\0';
-  for (size_t i = 0; i < set->n; i++) {
+  for (size_t i = 0; i < cph_plan_count(set); i++) {
     const cph_variant *v = &set->v[i];
     char reg[16] = "";
     if (v->maxreg)
       snprintf(reg, sizeof reg, ":r%u", v->maxreg);
     int w = snprintf(buf + u, n - u, "%s%ux%u/%u%s%s", i ? "," : "", v->g, v->c,
-                     v->wg, v->seq ? ":long" : "", reg);
+                     v->wg,
+                     v->seq     ? ":long"
+                     : v->small ? ":small"
+                                : "",
+                     reg);
     if (w < 0 || (size_t)w >= n - u)
       return;
     u += (size_t)w;

@@ -7,12 +7,37 @@
 
 #define CPH_MAX_VARIANTS CLPHMM_MAX_BINS
 
-/* The variants of a device, ordered by increasing rows per tile, the
- * long-read variant (":long"), if any, last. */
+/* Launches of fewer pairs than this many per compute unit and lane group
+ * run the tiles of long reads concurrently (unless told otherwise): on the
+ * H200 (bb53fcd), the float pass of 2388 pairs of 2048 bases ran at 2.99
+ * TCUPS with four concurrent tiles against 2.78 one after the other, that
+ * of 9537 pairs of 1024 bases at 2.97 with two or four against 2.98:
+ * concurrent tiles cost about LAG steps per tile slot and a barrier per
+ * four steps, and gain nothing when the device is already full. Short
+ * launches (the double rescue of a few pairs) gain latency: at 1024 bases
+ * the rescue of three pairs took 0.13 ms with four concurrent 256-row
+ * double tiles, 0.55 ms with 384-row tiles one after the other. */
+#define CPH_FILL_PAIRS_PER_UNIT 8
+
+/* The variants of a device: the read-length bins v[0..n), ordered by
+ * increasing rows per tile, the long-read variant (":long"), if any, last;
+ * then, when has_small, the small-call variant (":small") at v[n]. A chunk
+ * of work too small to fill the device (cph_plan_small) runs all its pairs
+ * on the small-call variant instead of one launch per bin: the launches of
+ * a chunk run one after the other, and one launch of a variant with many
+ * lanes and few rows per lane (short steps) finishes sooner than several
+ * (on the H200, one HaplotypeCaller region of 300 pairs: 219 us of kernel
+ * time on the bins, 73 us with 32x8/128 for the float pass and rescue). */
 typedef struct cph_variant_set {
   cph_variant v[CPH_MAX_VARIANTS];
   size_t n;
+  int has_small;
 } cph_variant_set;
+
+/* Bins plus the small-call variant: the variants a context may build. */
+static inline size_t cph_plan_count(const cph_variant_set *set) {
+  return set->n + (set->has_small ? 1 : 0);
+}
 
 /* Choose the shuffle backend and the variant set for a device and a
  * precision from the variant table (tuning.h: environment, tuning file,
@@ -31,7 +56,15 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
  * plan.c). */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 
-/* "GxC/WG[:long][:rN],..." in set order. */
+/* Whether a chunk of `pairs` pairs and `cells` cells runs on the small-call
+ * variant: the set has one, and the pairs are fewer than fill a device of
+ * `compute_units` compute units with CPH_FILL_PAIRS_PER_UNIT pairs per lane
+ * group (the rule under which launches run concurrent tiles), and the
+ * cells are few (a chunk of a few very long pairs keeps its bins). */
+int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
+                   unsigned compute_units);
+
+/* "GxC/WG[:long][:rN],...[,GxC/WG:small]" in set order. */
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n);
 
 #endif

@@ -21,11 +21,12 @@
  * bench/results/nvidia-h200-2026-11-21-peak-long.txt). */
 #define H200_VARIANTS                                                          \
   "4x8/128,4x16/128,4x24/128,8x16/128,8x20/128,8x24/128,16x16/128,"            \
-  "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128,32x16/32:long:r168"
+  "16x20/128,16x24/128,32x16/128,32x20/128,32x24/128,32x16/32:long:r168,"      \
+  "32x8/128:small"
 /* Double: long reads tile 32x8/128, whose four lane groups run four tiles
  * at once; 32x12/64 holds two (with it: 0.78 instead of 1.03 TCUPS at 1024
  * bases, and a slower float rescue). */
-#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128"
+#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128,32x8/128:small"
 
 /* Built-in defaults, most specific first within each level. Values are
  * lanes x rows per lane / work-group size; reads longer than the last
@@ -86,8 +87,8 @@ const cph_tuning_entry *cph_tuning_builtin(size_t *n) {
 
 #define DEFAULT_WG 64
 
-/* A variant's optional suffixes: ":long" (the long-read variant) and
- * ":rN" (register cap, 32..255). */
+/* A variant's optional suffixes: ":long" (the long-read variant), ":small"
+ * (the small-call variant) and ":rN" (register cap, 32..255). */
 static int parse_suffixes(const char **pp, cph_variant *v, char *why,
                           size_t why_n) {
   const char *p = *pp;
@@ -96,6 +97,10 @@ static int parse_suffixes(const char **pp, cph_variant *v, char *why,
     if (!strncmp(p + 1, "long", 4) && (p[5] == ':' || p[5] == ',' || !p[5])) {
       v->seq = 1;
       p += 5;
+    } else if (!strncmp(p + 1, "small", 5) &&
+               (p[6] == ':' || p[6] == ',' || !p[6])) {
+      v->small = 1;
+      p += 6;
     } else if (p[1] == 'r' && isdigit((unsigned char)p[2])) {
       unsigned long r = strtoul(p + 2, &end, 10);
       if (r < 32 || r > 255) {
@@ -105,7 +110,8 @@ static int parse_suffixes(const char **pp, cph_variant *v, char *why,
       v->maxreg = (unsigned)r;
       p = end;
     } else {
-      snprintf(why, why_n, "unknown suffix '%.12s' (known: :long, :rN)", p);
+      snprintf(why, why_n, "unknown suffix '%.12s' (known: :long, :small, :rN)",
+               p);
       return 0;
     }
   }
@@ -150,9 +156,14 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     cph_variant v = {.g = (unsigned)g, .c = (unsigned)c, .wg = (unsigned)wg};
     if (!parse_suffixes(&p, &v, why, why_n))
       return 0;
-    for (size_t i = 0; i < set->n && v.seq; i++)
-      if (set->v[i].seq) {
-        snprintf(why, why_n, "more than one :long variant");
+    if (v.seq && v.small) {
+      snprintf(why, why_n, "a variant cannot be both :long and :small");
+      return 0;
+    }
+    for (size_t i = 0; i < set->n; i++)
+      if ((v.seq && set->v[i].seq) || (v.small && set->v[i].small)) {
+        snprintf(why, why_n, "more than one :%s variant",
+                 v.seq ? "long" : "small");
         return 0;
       }
     set->v[set->n++] = v;
@@ -165,8 +176,9 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     return 1;
 bad:
   snprintf(why, why_n,
-           "not a list like 8x4,16x8/64,32x16/32:long:r168 (lanes x rows "
-           "per lane [/ work-group size] [:long] [:r register cap])");
+           "not a list like 8x4,16x8/64,32x16/32:long:r168,32x8/128:small "
+           "(lanes x rows per lane [/ work-group size] [:long] [:small] [:r "
+           "register cap])");
   return 0;
 }
 

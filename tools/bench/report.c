@@ -31,7 +31,11 @@ static void print_bins(FILE *f, const bench_run *r) {
   for (size_t b = 0; b < s->n_bins; b++) {
     const clphmm_bin_stats *bs = &s->bins[b];
     char range[32];
-    if (b + 1 == s->n_bins)
+    const int last = b + 1 == s->n_bins ||
+                     (b + 2 == s->n_bins && s->bins[b + 1].max_rows == 0);
+    if (bs->max_rows == 0)
+      snprintf(range, sizeof range, "small");
+    else if (last)
       snprintf(range, sizeof range, "%u+", lo + 1);
     else
       snprintf(range, sizeof range, "%u-%u", lo + 1, bs->max_rows);
