@@ -52,7 +52,7 @@ done
 [ -d "$jdk/jmods" ] || die "$jdk/jmods missing: jlink needs the JDK's jmods (Debian: openjdk-17-jdk-headless)"
 
 # ---- the jars (as bench/jni.sh builds them) -----------------------------------------
-build=build-jni
+build="build-jni"
 echo "building the binding and harness jars in $build/ ..."
 JAVA_HOME=$jdk cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" --target clphmm_gatk_classes clphmm_java_tests >/dev/null

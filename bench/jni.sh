@@ -20,7 +20,7 @@
 # java or javac of the machine is used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build-jni
+build="build-jni"
 bundle=
 files=()
 opts=()
@@ -42,7 +42,7 @@ if [ -n "$bundle" ]; then
   if [ -n "$CLPHMM_BUNDLE_UNMET" ]; then
     echo "bench/jni.sh: the bundle's runtime or GKL needs $CLPHMM_BUNDLE_UNMET, missing or too old here and not in the bundle (see $bundle/MANIFEST.txt for the glibc needed)" >&2
   fi
-  build=build-jni-bundle
+  build="build-jni-bundle"
   # Only the JNI library: no Java of this machine is looked for.
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=OFF \
     -DCLPHMM_JAVA_JNI_ONLY=ON -DCLPHMM_JNI_INCLUDE_DIR="$CLPHMM_BUNDLE_JNI_INCLUDE" >/dev/null
