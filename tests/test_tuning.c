@@ -127,9 +127,16 @@ static void test_builtin_chain(void) {
     int ok = cph_variants_parse(c.entry.variants, &set, why, sizeof why);
     CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s", all[i]->name,
           ok ? "" : why);
-    for (size_t k = 1; ok && k < set.n; k++)
+    /* A small-call variant, if any, ends the list. */
+    size_t nb = set.n;
+    if (ok && set.v[nb - 1].small)
+      nb--;
+    for (size_t k = 0; ok && k < nb; k++)
+      CHECK(!set.v[k].small, "built-in variants of %s: :small not last",
+            all[i]->name);
+    for (size_t k = 1; ok && k < nb; k++)
       CHECK(set.v[k].seq
-                ? k + 1 == set.n
+                ? k + 1 == nb
                 : cph_variant_rows(&set.v[k]) > cph_variant_rows(&set.v[k - 1]),
             "built-in variants of %s by increasing rows", all[i]->name);
   }
@@ -509,9 +516,20 @@ static void test_bins(void) {
   cph_plan_format(&set, text, sizeof text);
   CHECK(!strcmp(text, "4x16/128,32x16/128,32x24/128,32x16/32:long:r168"),
         "format: %s", text);
-  static const char *const bad[] = {
-      "32x16:long,32x8:long", "32x16:bogus", "32x16:r7",
-      "32x16:r168x",          "32x16:r",     "32x16:longer"};
+  CHECK(cph_variants_parse("4x16/128,32x8/128:small:r96,8x16", &set, why,
+                           sizeof why) &&
+            set.n == 3 && set.v[1].small && !set.v[0].small &&
+            set.v[1].maxreg == 96 && !set.v[1].seq,
+        "parse :small: %s", why);
+  static const char *const bad[] = {"32x16:long,32x8:long",
+                                    "32x16:bogus",
+                                    "32x16:r7",
+                                    "32x16:r168x",
+                                    "32x16:r",
+                                    "32x16:longer",
+                                    "32x8:small:long",
+                                    "8x4:small,16x4:small",
+                                    "8x4:smaller"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     CHECK(!cph_variants_parse(bad[i], &set, why, sizeof why), "'%s' parsed",
           bad[i]);

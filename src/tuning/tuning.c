@@ -122,6 +122,7 @@ static int parse_suffixes(const char **pp, cph_variant *v, char *why,
 int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
                        size_t why_n) {
   set->n = 0;
+  set->has_small = 0; /* (set apart by the planner, plan.c) */
   const char *p = spec;
   while (*p) {
     char *end;
