@@ -240,7 +240,9 @@ typedef struct clphmm_stats {
    * the wall time of the threads that ran them. */
   double wall_seconds;     /* the whole clphmm_compute call */
   double prepare_seconds;  /* host: validation, ordering, staging */
-  double upload_seconds;   /* device: host-to-device copies */
+  double upload_seconds;   /* device: host-to-device copies (of chunks
+                              of 1 MiB or more: smaller ones are not
+                              timed, which would slow them) */
   double rows_seconds;     /* device: the row preparation kernels (part of
                               kernel_seconds, in no bin) */
   double download_seconds; /* device: device-to-host copies */

@@ -1,5 +1,6 @@
 #include "engine/buffers.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,12 @@ static size_t alloc_size(const cph_bufctx *c, size_t bytes) {
   return n;
 }
 
+static atomic_ulong generation = 1;
+
+unsigned long cph_devbuf_generation(void) {
+  return atomic_load(&generation);
+}
+
 clphmm_status cph_devbuf_ensure(const cph_bufctx *c, cph_devbuf *b,
                                 size_t bytes, const char *what) {
   if (b->mem && b->cap >= bytes)
@@ -69,6 +76,7 @@ clphmm_status cph_devbuf_ensure(const cph_bufctx *c, cph_devbuf *b,
   size_t n = alloc_size(c, bytes);
   cl_int err;
   b->mem = cph_cl.CreateBuffer(c->cl, CL_MEM_READ_WRITE, n, NULL, &err);
+  atomic_fetch_add(&generation, 1);
   if (err != CL_SUCCESS) {
     b->mem = NULL;
     return cph_buf_fail(c, "clCreateBuffer", err, what);
@@ -78,8 +86,10 @@ clphmm_status cph_devbuf_ensure(const cph_bufctx *c, cph_devbuf *b,
 }
 
 void cph_devbuf_release(cph_devbuf *b) {
-  if (b->mem)
+  if (b->mem) {
     cph_cl.ReleaseMemObject(b->mem);
+    atomic_fetch_add(&generation, 1);
+  }
   b->mem = NULL;
   b->cap = 0;
 }

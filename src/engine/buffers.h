@@ -37,6 +37,10 @@ clphmm_status cph_devbuf_ensure(const cph_bufctx *c, cph_devbuf *b,
                                 size_t bytes, const char *what);
 void cph_devbuf_release(cph_devbuf *b);
 
+/* Counts device buffers made and released in the process (see cph_args:
+ * kernel arguments set before a change are set again). */
+unsigned long cph_devbuf_generation(void);
+
 clphmm_status cph_hostbuf_ensure(const cph_bufctx *c, cph_hostbuf *b,
                                  size_t bytes, const char *what);
 void cph_hostbuf_release(const cph_bufctx *c, cph_hostbuf *b);

@@ -42,6 +42,7 @@ typedef struct cph_slot {
   cph_event *events;
   size_t n_events, cap_events;
   int dbl;    /* the chunk runs double kernels */
+  int timed;  /* its uploads have events (are counted in upload_seconds) */
   int active; /* submitted, not yet collected */
 } cph_slot;
 
@@ -70,7 +71,7 @@ struct clphmm_context {
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
-  cph_trace trace; /* CLPHMM_TRACE */
+  cph_trace trace;    /* CLPHMM_TRACE */
 };
 
 /* The kernel serving variant `v` in a precision, built on first use (its

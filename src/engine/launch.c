@@ -38,10 +38,10 @@ static clphmm_status write_buf(clphmm_context *ctx, cph_slot *s, cl_mem dst,
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
   cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes,
-                                         src, 0, NULL, &ev);
+                                         src, 0, NULL, s->timed ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
-  return add_event(s, ev, CPH_EV_UPLOAD, -1);
+  return s->timed ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
 }
 
 static clphmm_status read_buf(clphmm_context *ctx, cph_slot *s, cl_mem src,
@@ -68,14 +68,29 @@ static clphmm_status run_kernel(clphmm_context *ctx, cph_slot *s, cl_kernel k,
   return add_event(s, ev, kind, bin);
 }
 
-static clphmm_status set_args(cl_kernel k, size_t n, const size_t *sizes,
-                              const void *const *values) {
-  cl_int err = CL_SUCCESS;
-  for (size_t a = 0; a < n; a++)
-    err |= cph_cl.SetKernelArg(k, (cl_uint)a, sizes[a], values[a]);
-  if (err != CL_SUCCESS)
-    return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clSetKernelArg", err,
-                       "setting kernel arguments");
+/* Set the arguments of k that differ from those in `cache` (values of at
+ * most 8 bytes, n <= CPH_MAX_ARGS). */
+static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
+                              const size_t *sizes, const void *const *values) {
+  const unsigned long gen = cph_devbuf_generation();
+  if (cache->gen != gen) {
+    cache->set = 0;
+    cache->gen = gen;
+  }
+  for (size_t a = 0; a < n; a++) {
+    uint64_t v = 0;
+    memcpy(&v, values[a], sizes[a]);
+    if ((cache->set >> a & 1) && cache->v[a] == v)
+      continue;
+    cl_int err = cph_cl.SetKernelArg(k, (cl_uint)a, sizes[a], values[a]);
+    if (err != CL_SUCCESS) {
+      cache->set = 0;
+      return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clSetKernelArg", err,
+                         "setting kernel arguments");
+    }
+    cache->v[a] = v;
+    cache->set |= 1u << a;
+  }
   return CLPHMM_SUCCESS;
 }
 
@@ -144,6 +159,13 @@ static clphmm_status ensure_device(clphmm_context *ctx, const cph_slot *s) {
   return rc;
 }
 
+/* Uploads of chunks smaller than this go without events: on the H200 an
+ * upload with a profiling event delayed the commands after it (one region
+ * of 300 pairs: 381 us from the first command queued to the last one
+ * ended with events on its ten uploads, 272 without), and a small chunk's
+ * copies take a few microseconds. */
+#define TIMED_UPLOAD_BYTES ((size_t)1 << 20)
+
 static clphmm_status upload(clphmm_context *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
@@ -151,6 +173,10 @@ static clphmm_status upload(clphmm_context *ctx, cph_slot *s) {
   /* With rows prepared here only the base codes of the raw bytes are
    * needed on the device. */
   const size_t raw = (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows;
+  s->timed =
+      raw + (st->host_prep ? 8 * st->real_size * st->n_rows : 8 * st->n_reads) +
+          4 * st->n_hwords + 16 * sc->n_slots + 8 * sc->n_groups >=
+      TIMED_UPLOAD_BYTES;
   clphmm_status rc =
       write_buf(ctx, s, d->raw.mem, st->raw.ptr, raw, "uploading reads");
   if (!rc && st->host_prep)
@@ -180,10 +206,12 @@ static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
     return CLPHMM_SUCCESS;
   /* Every program of a precision has the same row preparation; a
    * fallback program may lack it. */
-  cl_kernel k = NULL;
-  for (size_t i = 0; i < s->sched.n_launches && !k; i++)
-    k = s->sched.launches[i].k->prep;
-  if (!k)
+  /* (The context's kernels: their argument caches change here.) */
+  cph_kernel *pk = NULL;
+  for (size_t i = 0; i < s->sched.n_launches && !pk; i++)
+    if (s->sched.launches[i].k->prep)
+      pk = (cph_kernel *)s->sched.launches[i].k;
+  if (!pk)
     return cph_error(CLPHMM_ERROR_BUILD_FAILED,
                      "no kernel program of this chunk has the row "
                      "preparation (prep_rows); set CLPHMM_HOST_PREP=1");
@@ -197,9 +225,10 @@ static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
                           sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
   const void *const values[] = {&d->raw.mem, &n_rows,      &d->reads.mem,
                                 &tab,        &d->rows.mem, &d->weights.mem};
-  rc = set_args(k, 6, sizes, values);
+  rc = set_args(pk->prep, &pk->prep_args, 6, sizes, values);
   if (!rc)
-    rc = run_kernel(ctx, s, k, st->n_reads * PREP_WG, PREP_WG, CPH_EV_PREP, -1);
+    rc = run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
+                    CPH_EV_PREP, -1);
   return rc;
 }
 
@@ -216,8 +245,9 @@ static clphmm_status launch(clphmm_context *ctx, cph_slot *s,
                                 &d->pairs.mem, &d->groups.mem, &d->sums.mem,
                                 &d->bound.mem, &bound_cols,    &per_column,
                                 &coop,         &first_slot,    &first_group};
-  cl_kernel k = L->k->kernel;
-  clphmm_status rc = set_args(k, 12, sizes, values);
+  cph_kernel *kn = (cph_kernel *)L->k; /* its argument cache changes */
+  cl_kernel k = kn->kernel;
+  clphmm_status rc = set_args(k, &kn->args, 12, sizes, values);
   if (!rc)
     rc = run_kernel(ctx, s, k, L->n_groups * L->k->variant.wg, L->k->variant.wg,
                     CPH_EV_KERNEL, L->bin);

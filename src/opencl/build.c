@@ -372,4 +372,5 @@ void cph_kernel_release(cph_kernel *k) {
     cph_cl.ReleaseProgram(k->program);
   k->kernel = NULL;
   k->program = NULL;
+  k->args.set = k->prep_args.set = 0;
 }

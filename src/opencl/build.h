@@ -4,8 +4,8 @@
 #ifndef CLPHMM_BUILD_H
 #define CLPHMM_BUILD_H
 
-#include "opencl/cache.h"
 #include "base/error.h"
+#include "opencl/cache.h"
 #include "opencl/program.h"
 
 /* Where and how to build, and where to count what happened. */

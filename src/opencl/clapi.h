@@ -61,8 +61,8 @@
     (cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,     \
      const size_t *, cl_uint, const cl_event *, cl_event *))                   \
   X(EnqueueMapBuffer, void *,                                                  \
-    (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t,          \
-     cl_uint, const cl_event *, cl_event *, cl_int *))                         \
+    (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint, \
+     const cl_event *, cl_event *, cl_int *))                                  \
   X(EnqueueUnmapMemObject, cl_int,                                             \
     (cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *)) \
   X(Flush, cl_int, (cl_command_queue))                                         \

@@ -74,10 +74,23 @@ cph_variant cph_variant_fit(const cph_variant *v, int dbl,
 
 /* A built variant. `variant` is the one actually built: it differs from the
  * one asked for when that failed to build and a simpler one replaced it. */
+/* The arguments last set on a kernel object, so that a launch sets only
+ * those that changed (each clSetKernelArg costs about a microsecond on
+ * NVIDIA's driver, and a small call launches a few kernels of 12
+ * arguments). Valid while `gen` equals cph_devbuf_generation(): a buffer
+ * made or released since may reuse an old handle's value. */
+#define CPH_MAX_ARGS 12
+typedef struct cph_args {
+  uint64_t v[CPH_MAX_ARGS];
+  unsigned set; /* bit a: v[a] is argument a's value */
+  unsigned long gen;
+} cph_args;
+
 typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
   cl_kernel prep; /* row preparation (cl/prep.cl), NULL where absent */
+  cph_args args, prep_args;
   cph_variant variant;
   int dbl;     /* built for double precision */
   int unsaved; /* built from source, not yet in the kernel cache */
