@@ -16,7 +16,7 @@ CELLS=${1:-1e10}
 BUILD=${BUILD:-build-bench}
 mkdir -p "$OUT"
 export COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=ON >/dev/null &&
   cmake --build "$BUILD" -j "$(nproc)" >/dev/null || exit 1
 echo "# commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
