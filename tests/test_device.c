@@ -446,18 +446,27 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
-/* A context on CLPHMM_VARIANTS=list (restored after); 0 when no device. */
+/* A context on CLPHMM_VARIANTS=list and CLPHMM_DOUBLE_VARIANTS=list (a
+ * device's table may name its own double list; both restored after); 0
+ * when no device. */
 static int open_with_variants(clphmm_precision p, const char *list,
                               clphmm_context **ctx) {
-  const char *saved = getenv("CLPHMM_VARIANTS");
-  char *keep = saved ? strdup(saved) : NULL;
-  setenv("CLPHMM_VARIANTS", list, 1);
+  static const char *const names[2] = {"CLPHMM_VARIANTS",
+                                       "CLPHMM_DOUBLE_VARIANTS"};
+  char *keep[2];
+  for (int i = 0; i < 2; i++) {
+    const char *saved = getenv(names[i]);
+    keep[i] = saved ? strdup(saved) : NULL;
+    setenv(names[i], list, 1);
+  }
   const int ok = open_context(p, ctx);
-  if (keep)
-    setenv("CLPHMM_VARIANTS", keep, 1);
-  else
-    unsetenv("CLPHMM_VARIANTS");
-  free(keep);
+  for (int i = 0; i < 2; i++) {
+    if (keep[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+    free(keep[i]);
+  }
   return ok;
 }
 
