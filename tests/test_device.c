@@ -399,22 +399,44 @@ static int open_context(clphmm_precision p, clphmm_context **ctx) {
   return st == CLPHMM_SUCCESS ? 1 : -1;
 }
 
+/* A context on CLPHMM_VARIANTS=list and, unless `double_list` is NULL,
+ * CLPHMM_DOUBLE_VARIANTS=double_list (a device's table may name its own
+ * double list); both restored after. 0 when no device. */
+static int open_with_variants(clphmm_precision p, const char *list,
+                              const char *double_list, clphmm_context **ctx) {
+  static const char *const names[2] = {"CLPHMM_VARIANTS",
+                                       "CLPHMM_DOUBLE_VARIANTS"};
+  const char *lists[2] = {list, double_list};
+  char *keep[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    if (!lists[i])
+      continue;
+    const char *saved = getenv(names[i]);
+    keep[i] = saved ? strdup(saved) : NULL;
+    setenv(names[i], lists[i], 1);
+  }
+  const int ok = open_context(p, ctx);
+  for (int i = 0; i < 2; i++) {
+    if (!lists[i])
+      continue;
+    if (keep[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+    free(keep[i]);
+  }
+  return ok;
+}
+
 /* A long-read variant (":long", here with a register cap) given through
  * CLPHMM_VARIANTS: every read longer than the other variants' 64 rows runs
  * on it, tile after tile (on NVIDIA in float, with the boundary row in
  * local memory rings: 32 lanes, chunks of 32 steps, so haplotype lengths
  * around chunk edges and pairs of different lengths in one work-group). */
 static void test_long_variant(clphmm_precision p, test_rng *rng) {
-  const char *saved = getenv("CLPHMM_VARIANTS");
-  char *keep = saved ? strdup(saved) : NULL;
-  setenv("CLPHMM_VARIANTS", "4x4/64,8x8/64,32x8/32:long:r128", 1);
   clphmm_context *ctx = NULL;
-  const int ok = open_context(p, &ctx);
-  if (keep)
-    setenv("CLPHMM_VARIANTS", keep, 1);
-  else
-    unsetenv("CLPHMM_VARIANTS");
-  free(keep);
+  const int ok =
+      open_with_variants(p, "4x4/64,8x8/64,32x8/32:long:r128", NULL, &ctx);
   if (ok <= 0)
     return;
   const cph_variant_set *vs = vset(ctx);
@@ -446,30 +468,6 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
-/* A context on CLPHMM_VARIANTS=list and CLPHMM_DOUBLE_VARIANTS=list (a
- * device's table may name its own double list; both restored after); 0
- * when no device. */
-static int open_with_variants(clphmm_precision p, const char *list,
-                              clphmm_context **ctx) {
-  static const char *const names[2] = {"CLPHMM_VARIANTS",
-                                       "CLPHMM_DOUBLE_VARIANTS"};
-  char *keep[2];
-  for (int i = 0; i < 2; i++) {
-    const char *saved = getenv(names[i]);
-    keep[i] = saved ? strdup(saved) : NULL;
-    setenv(names[i], list, 1);
-  }
-  const int ok = open_context(p, ctx);
-  for (int i = 0; i < 2; i++) {
-    if (keep[i])
-      setenv(names[i], keep[i], 1);
-    else
-      unsetenv(names[i]);
-    free(keep[i]);
-  }
-  return ok;
-}
-
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -477,9 +475,10 @@ static int open_with_variants(clphmm_precision p, const char *list,
  * the bins. */
 static void test_small_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context *small = NULL, *bins = NULL;
-  int ok = open_with_variants(p, "4x4/64,8x8/64,16x4/64:small", &small);
+  int ok = open_with_variants(p, "4x4/64,8x8/64,16x4/64:small",
+                              "4x4/64,8x8/64,16x4/64:small", &small);
   if (ok > 0)
-    ok = open_with_variants(p, "4x4/64,8x8/64", &bins);
+    ok = open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &bins);
   if (ok <= 0) {
     clphmm_context_destroy(small);
     return;

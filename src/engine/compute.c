@@ -533,7 +533,7 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   if (n_pairs > 0 && !out)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
   clphmm_stats before = ctx->stats;
-  cph_trace_call(&ctx->trace, n_pairs, (unsigned long long)cells);
+  cph_trace_call(&ctx->trace, t0, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
   call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0};

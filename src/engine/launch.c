@@ -166,34 +166,44 @@ static clphmm_status ensure_device(clphmm_context *ctx, const cph_slot *s) {
  * copies take a few microseconds. */
 #define TIMED_UPLOAD_BYTES ((size_t)1 << 20)
 
+/* One host-to-device copy of a chunk. */
+typedef struct copy {
+  cl_mem dst;
+  const void *src;
+  size_t bytes;
+  const char *what;
+} copy;
+
 static clphmm_status upload(clphmm_context *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
   cph_devset *d = &ctx->d;
   /* With rows prepared here only the base codes of the raw bytes are
-   * needed on the device. */
-  const size_t raw = (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows;
-  s->timed =
-      raw + (st->host_prep ? 8 * st->real_size * st->n_rows : 8 * st->n_reads) +
-          4 * st->n_hwords + 16 * sc->n_slots + 8 * sc->n_groups >=
-      TIMED_UPLOAD_BYTES;
-  clphmm_status rc =
-      write_buf(ctx, s, d->raw.mem, st->raw.ptr, raw, "uploading reads");
-  if (!rc && st->host_prep)
-    rc = write_buf(ctx, s, d->rows.mem, st->rows.ptr,
-                   8 * st->real_size * st->n_rows, "uploading read rows");
-  if (!rc && !st->host_prep)
-    rc = write_buf(ctx, s, d->reads.mem, st->reads.ptr, 8 * st->n_reads,
-                   "uploading reads");
-  if (!rc)
-    rc = write_buf(ctx, s, d->hcodes.mem, st->hcodes.ptr, 4 * st->n_hwords,
-                   "uploading haplotypes");
-  if (!rc)
-    rc = write_buf(ctx, s, d->pairs.mem, sc->pairs.ptr, 16 * sc->n_slots,
-                   "uploading the pair list");
-  if (!rc)
-    rc = write_buf(ctx, s, d->groups.mem, sc->groups.ptr, 8 * sc->n_groups,
-                   "uploading the group list");
+   * needed on the device, and the rows instead of the read table. */
+  const copy rows = st->host_prep ? (copy){d->rows.mem, st->rows.ptr,
+                                           8 * st->real_size * st->n_rows,
+                                           "uploading read rows"}
+                                  : (copy){d->reads.mem, st->reads.ptr,
+                                           8 * st->n_reads, "uploading reads"};
+  const copy copies[] = {
+      {d->raw.mem, st->raw.ptr,
+       (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows, "uploading reads"},
+      rows,
+      {d->hcodes.mem, st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"},
+      {d->pairs.mem, sc->pairs.ptr, 16 * sc->n_slots,
+       "uploading the pair list"},
+      {d->groups.mem, sc->groups.ptr, 8 * sc->n_groups,
+       "uploading the group list"},
+  };
+  const size_t n = sizeof copies / sizeof *copies;
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += copies[i].bytes;
+  s->timed = total >= TIMED_UPLOAD_BYTES;
+  clphmm_status rc = CLPHMM_SUCCESS;
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = write_buf(ctx, s, copies[i].dst, copies[i].src, copies[i].bytes,
+                   copies[i].what);
   return rc;
 }
 

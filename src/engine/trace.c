@@ -19,10 +19,11 @@ void cph_trace_close(cph_trace *t) {
   t->f = NULL;
 }
 
-void cph_trace_call(cph_trace *t, size_t pairs, unsigned long long cells) {
+void cph_trace_call(cph_trace *t, double t0, size_t pairs,
+                    unsigned long long cells) {
   if (!t->f)
     return;
-  t->t0 = cph_now();
+  t->t0 = t0;
   t->dev0 = 0;
   fprintf(t->f, "call %lu pairs %zu cells %llu\n", ++t->call, pairs, cells);
 }

@@ -23,7 +23,9 @@ typedef struct cph_trace {
 int cph_trace_open(cph_trace *t);
 void cph_trace_close(cph_trace *t);
 
-void cph_trace_call(cph_trace *t, size_t pairs, unsigned long long cells);
+/* A call that began at host time `t0` (offsets are from it). */
+void cph_trace_call(cph_trace *t, double t0, size_t pairs,
+                    unsigned long long cells);
 /* A host phase that started at host time `since` and ends now. */
 void cph_trace_host(cph_trace *t, const char *what, int slot, double since);
 /* A device command of a slot: its kind's name, bin (-1: none) and event. */
