@@ -543,25 +543,28 @@ static void test_coop(void) {
     uint32_t tiles;
     unsigned max, want;
   } cases[] = {
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 1, 0, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 2, 0, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 3, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 2, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 1, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 3, 2},
-      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 5, 0, 2},
-      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0}, 40, 0, 4},
-      {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1, 0, 0}, 40, 0, 2},
-      {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1, 0, 0}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 7, 0, 8},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 40, 0, 8},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 1, 0, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 2, 0, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 3, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 40, 0, 4},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 40, 2, 2},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 40, 1, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 40, 3, 2},
+      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 5, 0, 2},
+      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0}, 40, 0, 4},
+      {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1, 0, 0, 0}, 40, 0, 2},
+      {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1, 0, 0, 0}, 40, 0, 1},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0}, 7, 0, 8},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0}, 40, 0, 8},
       /* 24 lane groups */
-      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0}, 40, 0, 8},
+      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0}, 40, 0, 8},
       /* Long-read variants run their tiles one after the other. */
-      {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168}, 2, 0, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 1, 0}, 40, 0, 1},
+      {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168, 0}, 2, 0, 1},
+      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0, 0}, 40, 0, 1},
+      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 1, 0, 0}, 40, 0, 1},
+      /* So do vector variants (one work-item computes a pair's tiles). */
+      {{16, 16, 1, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 1}, 40, 0, 1},
+      {{1, 16, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 1}, 40, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;

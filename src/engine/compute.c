@@ -506,8 +506,8 @@ static void reset_stats(clphmm_context *ctx) {
     const cph_variant *v = &vs->v[i];
     clphmm_bin_stats *b = &ctx->stats.bins[i];
     b->max_rows = v->seq ? UINT32_MAX : cph_variant_rows(v);
-    snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
-             v->seq ? ":long" : "");
+    snprintf(b->variant, sizeof b->variant, "%s%ux%u/%u%s", v->vec ? "v" : "",
+             v->g, v->c, v->wg, v->seq ? ":long" : "");
   }
 }
 
