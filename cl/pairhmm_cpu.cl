@@ -194,7 +194,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     realP k0[C], k1[C], k2[C], k3[C], k4[C], pm[C], px[C];
     intP rm[C];
     realP M[C], X[C], T[C];
-    _Pragma("unroll") for (uint c = 0; c < C; c++) {
+    _Pragma("unroll 1") for (uint c = 0; c < C; c++) {
       real t0[P], t1[P], t2[P], t3[P], t4[P], t6[P], t7[P], tT[P];
       itype tm[P];
       for (uint l = 0; l < P; l++) {
@@ -245,7 +245,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
       for (uint l = 0; l < P; l++)
         wl[l] = (itype)hcodes[hoff[l] + min(q, lastw[l])];
       const intP w = LOADP(wl);
-      _Pragma("unroll") for (uint r = 0; r < 4; r++) {
+      _Pragma("unroll 1") for (uint r = 0; r < 4; r++) {
         const uint j = 4 * q + r + 1; /* column */
         const intP s = (w >> (intP)(itype)(8 * r)) & (intP)0xff;
         const intP hm = SEL((intP)1 << s, (intP)MASK_N, s == (intP)BASE_N);
@@ -258,7 +258,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         }
         realP upM = uM, upX = uX;
         DIAG_DECL;
-        _Pragma("unroll") for (uint c = 0; c < C; c++) {
+        _Pragma("unroll 1") for (uint c = 0; c < C; c++) {
           const realP pv = SEL(px[c], pm[c], (rm[c] & hm) != (intP)0);
           CELL(c);
         }

@@ -446,6 +446,86 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
+/* A context whose variant lists are `variants` (CLPHMM_VARIANTS; double
+ * kernels derived from it), restoring the environment after. */
+static int open_with_variants(clphmm_precision p, const char *variants,
+                              clphmm_context **ctx) {
+  const char *saved = getenv("CLPHMM_VARIANTS");
+  const char *saved_d = getenv("CLPHMM_DOUBLE_VARIANTS");
+  char *keep = saved ? strdup(saved) : NULL;
+  char *keep_d = saved_d ? strdup(saved_d) : NULL;
+  setenv("CLPHMM_VARIANTS", variants, 1);
+  unsetenv("CLPHMM_DOUBLE_VARIANTS");
+  const int ok = open_context(p, ctx);
+  if (keep)
+    setenv("CLPHMM_VARIANTS", keep, 1);
+  else
+    unsetenv("CLPHMM_VARIANTS");
+  if (keep_d)
+    setenv("CLPHMM_DOUBLE_VARIANTS", keep_d, 1);
+  free(keep);
+  free(keep_d);
+  return ok;
+}
+
+/* Vector variants (the CPU kernel, cl/pairhmm_cpu.cl) on this device,
+ * whatever its table says: one pair per work-item (scalar code), 4 and 16
+ * pairs per work-item (2 and 8 in the derived double list), work-groups
+ * of 3 and 2 work-items (pair slots past the last pair), tiles of 4, 8 and
+ * 16 rows (most reads run in several tiles), every bin edge, haplotypes of
+ * 1 to 4 words, rescued pairs: against the reference, and bit for bit
+ * against the lane-group kernel in the same arithmetic form (both follow
+ * the same operations cell by cell). */
+static void test_vector_variants(clphmm_precision p, test_rng *rng) {
+  clphmm_context *vec = NULL, *lane = NULL;
+  int ok = open_with_variants(p, "v1x4/3,v4x8/2,v16x16/1", &vec);
+  if (ok > 0)
+    ok = open_with_variants(p, "4x4/64,8x4/64", &lane);
+  if (ok <= 0) {
+    clphmm_context_destroy(vec);
+    return;
+  }
+  const cph_variant_set *vs = vset(vec);
+  CHECK(vs->n == 3 && vs->v[0].vec && vs->v[2].vec &&
+            vs->v[2].g == (p == CLPHMM_PRECISION_FLOAT ? 16u : 8u) &&
+            vs->v[0].shuffle == CPH_SHUFFLE_LOCAL,
+        "vector variant set: %zu variants, last %ux%u", vs->n, vs->v[2].g,
+        vs->v[2].c);
+  gen g = {0};
+  size_t lens[64];
+  const size_t nl = edge_lengths(vs, lens);
+  for (size_t i = 0; i < nl; i++)
+    add_batch(&g, rng, &lens[i], 1, 5, 1, (unsigned)lens[i] + 40, 1, 0);
+  static const unsigned haps[] = {1, 2, 3, 4, 5, 8, 9, 13, 16, 17};
+  for (size_t i = 0; i < sizeof haps / sizeof *haps; i++) {
+    size_t rl[3] = {3, 9, 30};
+    add_batch(&g, rng, rl, 3, 2, haps[i], haps[i], 1, 0);
+  }
+  size_t mixed[20];
+  for (size_t r = 0; r < 20; r++)
+    mixed[r] = test_rng_range(rng, 1, 60);
+  add_batch(&g, rng, mixed, 20, 3, 1, 90, 1, 1); /* qualities 0..127 */
+  size_t rl[4] = {90, 120, 150, 40};
+  add_batch(&g, rng, rl, 4, 3, 100, 200, 0, 0); /* rescued in float mode */
+  compare(vec, &g, "vector variants");
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  double *a = run_device(vec, &g, n), *b = run_device(lane, &g, n);
+  size_t differ = 0;
+  for (size_t i = 0; a && b && i < n; i++)
+    differ += memcmp(&a[i], &b[i], sizeof *a) != 0;
+  CHECK(a && b && differ == 0,
+        "%s: vector and lane-group kernels differ on %zu of %zu pairs",
+        p ? "double" : "float", differ, n);
+  printf("%-9s vector kernel = lane-group kernel, bit for bit: %zu pairs\n",
+         p ? "double" : "float", n);
+  free(a);
+  free(b);
+  gen_free(&g);
+  clphmm_context_destroy(vec);
+  clphmm_context_destroy(lane);
+}
+
 /* Rows prepared on the device (cl/prep.cl) and on the host
  * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
  * is the host's, operation by operation. Every bin, qualities 0..127
@@ -545,6 +625,7 @@ int main(void) {
       test_long(ctx, &rng);
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
+    test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
   }
   return test_finish();
