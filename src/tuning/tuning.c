@@ -66,9 +66,16 @@ static const cph_tuning_entry builtin[] = {
      .variants = "4x4/64,4x8/64,8x8/64,8x16/64,8x32/64",
      .shuffle = DEF,
      .fma = DEF},
-    /* CPUs (PoCL and others): capacities 16..256 rows. */
+    /* CPUs (PoCL and others): the vector kernel (cl/pairhmm_cpu.cl), 16
+     * float or 8 double pairs per work-item (one 64-byte vector), tiles
+     * of 16 rows, one work-item per work-group. One variant serves every
+     * read length (longer reads run in tiles), so a cold start builds one
+     * program per precision. Measured on PoCL 3.1, 2 cores of an AVX-512
+     * EPYC (bench/results/cpu-pocl-2026-11-24.txt): the lane-group table
+     * it replaced ran at 0.3 GCUPS. */
     {.type = CLPHMM_DEVICE_CPU,
-     .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
+     .variants = "v16x16/1",
+     .variants_double = "v8x16/1",
      .shuffle = DEF,
      .fma = DEF},
     /* Anything else. */
