@@ -357,10 +357,12 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
 static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   const cph_variant_set *vs = vset(ctx);
   const cph_variant *v = &vs->v[vs->n - 1];
-  const unsigned rows = cph_variant_rows(v), lg = v->wg / v->g;
+  /* (A vector variant's work-item runs its pairs' tiles in turn.) */
+  const unsigned rows = cph_variant_rows(v), lg = v->vec ? 1 : v->wg / v->g;
   const unsigned wmax = cph_variant_coop(v, UINT32_MAX, 0);
-  CHECK(wmax > 1 || lg == 1, "%ux%u/%u runs no tiles concurrently", v->g, v->c,
-        v->wg);
+  char name[64];
+  cph_variant_name(v, name, sizeof name);
+  CHECK(wmax > 1 || lg == 1, "%s runs no tiles concurrently", name);
   gen g = {0};
   unsigned widths = 0; /* bit w: width w used */
   for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t++) {
@@ -446,16 +448,17 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
-/* A context whose variant lists are `variants` (CLPHMM_VARIANTS; double
- * kernels derived from it), restoring the environment after. */
+/* A context with these variant lists (CLPHMM_VARIANTS and
+ * CLPHMM_DOUBLE_VARIANTS), restoring the environment after. */
 static int open_with_variants(clphmm_precision p, const char *variants,
+                              const char *double_variants,
                               clphmm_context **ctx) {
   const char *saved = getenv("CLPHMM_VARIANTS");
   const char *saved_d = getenv("CLPHMM_DOUBLE_VARIANTS");
   char *keep = saved ? strdup(saved) : NULL;
   char *keep_d = saved_d ? strdup(saved_d) : NULL;
   setenv("CLPHMM_VARIANTS", variants, 1);
-  unsetenv("CLPHMM_DOUBLE_VARIANTS");
+  setenv("CLPHMM_DOUBLE_VARIANTS", double_variants, 1);
   const int ok = open_context(p, ctx);
   if (keep)
     setenv("CLPHMM_VARIANTS", keep, 1);
@@ -463,6 +466,8 @@ static int open_with_variants(clphmm_precision p, const char *variants,
     unsetenv("CLPHMM_VARIANTS");
   if (keep_d)
     setenv("CLPHMM_DOUBLE_VARIANTS", keep_d, 1);
+  else
+    unsetenv("CLPHMM_DOUBLE_VARIANTS");
   free(keep);
   free(keep_d);
   return ok;
@@ -470,7 +475,7 @@ static int open_with_variants(clphmm_precision p, const char *variants,
 
 /* Vector variants (the CPU kernel, cl/pairhmm_cpu.cl) on this device,
  * whatever its table says: one pair per work-item (scalar code), 4 and 16
- * pairs per work-item (2 and 8 in the derived double list), work-groups
+ * pairs per work-item (2 and 8 in double), work-groups
  * of 3 and 2 work-items (pair slots past the last pair), tiles of 4, 8 and
  * 16 rows (most reads run in several tiles), every bin edge, haplotypes of
  * 1 to 4 words, rescued pairs: against the reference, and bit for bit
@@ -478,9 +483,10 @@ static int open_with_variants(clphmm_precision p, const char *variants,
  * the same operations cell by cell). */
 static void test_vector_variants(clphmm_precision p, test_rng *rng) {
   clphmm_context *vec = NULL, *lane = NULL;
-  int ok = open_with_variants(p, "v1x4/3,v4x8/2,v16x16/1", &vec);
+  int ok = open_with_variants(p, "v1x4/3,v4x8/2,v16x16/1",
+                              "v1x4/3,v2x8/2,v8x16/1", &vec);
   if (ok > 0)
-    ok = open_with_variants(p, "4x4/64,8x4/64", &lane);
+    ok = open_with_variants(p, "4x4/64,8x4/64", "4x4/64,8x4/64", &lane);
   if (ok <= 0) {
     clphmm_context_destroy(vec);
     return;

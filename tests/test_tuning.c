@@ -621,6 +621,43 @@ static void test_coop(void) {
   }
 }
 
+/* Double lists derived from a float list (no double_variants): vector
+ * variants halve their pairs per work-item (the same vector bytes), lane
+ * groups keep at most 8 rows per lane; vector variants always take the
+ * local backend (they exchange nothing). */
+static void test_derived_double(void) {
+  clear_env();
+  char path[512];
+  snprintf(path, sizeof path, "%s/derived.txt", tmpdir);
+  write_file(path, "type=cpu variants=v16x16/2,4x16/64,v1x8/4 shuffle=intel\n");
+  setenv("CLPHMM_TUNING_FILE", path, 1);
+  cph_device d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.info.name, sizeof d.info.name, "some cpu");
+  d.info.type = CLPHMM_DEVICE_CPU;
+  d.info.local_mem_bytes = 64 * 1024;
+  d.info.has_fp64 = 1;
+  d.max_work_group_size = 1024;
+  cph_variant_set f, db;
+  const int ok = cph_plan_variants(&d, 0, 1, &f) == CLPHMM_SUCCESS &&
+                 cph_plan_variants(&d, 1, 1, &db) == CLPHMM_SUCCESS;
+  CHECK(ok && f.n == 3 && db.n == 3, "plans: %s", cph_error_message());
+  if (ok && f.n == 3 && db.n == 3) {
+    char ft[256], dt[256];
+    cph_plan_format(&f, ft, sizeof ft);
+    cph_plan_format(&db, dt, sizeof dt);
+    CHECK(!strcmp(ft, "v1x8/4,v16x16/2,4x16/64") &&
+              !strcmp(dt, "v1x8/4,v8x16/2,4x8/64"),
+          "float %s, derived double %s", ft, dt);
+    CHECK(f.v[0].shuffle == CPH_SHUFFLE_LOCAL &&
+              f.v[1].shuffle == CPH_SHUFFLE_LOCAL &&
+              f.v[2].shuffle == CPH_SHUFFLE_INTEL,
+          "vector variants use the local backend");
+  }
+  unsetenv("CLPHMM_TUNING_FILE");
+  unlink(path);
+}
+
 int main(void) {
   test_bins();
   test_coop();
@@ -637,6 +674,7 @@ int main(void) {
   test_env();
   test_update();
   test_device_plan();
+  test_derived_double();
   test_path();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
