@@ -555,10 +555,9 @@ static void test_bins(void) {
     CHECK(b == vcases[i].bin, "vector set, %u rows: bin %zu (%ux%u), want %zu",
           vcases[i].rows, b, set.v[b].g, set.v[b].c, vcases[i].bin);
   }
-  static const char *const vbad[] = {"v3x16",       "v32x16",  "v16x0",
-                                     "v16x65",      "v16x16/0", "v16x16:long",
-                                     "v16x16:r128", "vx16",     "v16",
-                                     "16v16"};
+  static const char *const vbad[] = {
+      "v3x16",       "v32x16",      "v16x0", "v16x65", "v16x16/0",
+      "v16x16:long", "v16x16:r128", "vx16",  "v16",    "16v16"};
   for (size_t i = 0; i < sizeof vbad / sizeof *vbad; i++)
     CHECK(!cph_variants_parse(vbad[i], &set, why, sizeof why), "'%s' parsed",
           vbad[i]);

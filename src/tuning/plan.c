@@ -62,8 +62,7 @@ static clphmm_status variants_of(const cph_device *dev,
   for (size_t i = 0; i < set->n; i++) {
     /* Derived double lists: vector variants keep the vector size in
      * bytes (half the pairs), lane groups at most 8 rows per lane. */
-    if (dbl && !c->entry.variants_double[0] && set->v[i].vec &&
-        set->v[i].g > 1)
+    if (dbl && !c->entry.variants_double[0] && set->v[i].vec && set->v[i].g > 1)
       set->v[i].g /= 2;
     else if (dbl && !c->entry.variants_double[0] && !set->v[i].vec &&
              set->v[i].c > DOUBLE_MAX_C)

@@ -148,13 +148,15 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     }
     if (vec) {
       if (g != 1 && g != 2 && g != 4 && g != 8 && g != 16) {
-        snprintf(why, why_n, "pairs per work-item (vPxC) must be 1, 2, 4, 8 "
-                             "or 16");
+        snprintf(why, why_n,
+                 "pairs per work-item (vPxC) must be 1, 2, 4, 8 "
+                 "or 16");
         return 0;
       }
       if (c < 1 || c > 64 || wg < 1 || wg > 1024) {
-        snprintf(why, why_n, "rows per tile (vPxC) must be 1..64 and the "
-                             "work-group size 1..1024");
+        snprintf(why, why_n,
+                 "rows per tile (vPxC) must be 1..64 and the "
+                 "work-group size 1..1024");
         return 0;
       }
     } else if (g < 1 || g > 64 || c < 1 || c > 64) {
@@ -175,8 +177,9 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     if (!parse_suffixes(&p, &v, why, why_n))
       return 0;
     if (vec && (v.seq || v.maxreg)) {
-      snprintf(why, why_n, "vector variants (vPxC) take no :long or :rN "
-                           "suffix");
+      snprintf(why, why_n,
+               "vector variants (vPxC) take no :long or :rN "
+               "suffix");
       return 0;
     }
     for (size_t i = 0; i < set->n && v.seq; i++)
