@@ -523,6 +523,12 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
   CHECK(a && b && differ == 0,
         "%s: vector and lane-group kernels differ on %zu of %zu pairs",
         p ? "double" : "float", differ, n);
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      CHECK(!vec->kernels[d][v].kernel || !vec->kernels[d][v].prep,
+            "a vector variant's program has the row preparation");
+  CHECK(vec->kernels[0][2].kernel || vec->kernels[1][2].kernel,
+        "the 16-row vector variant was not built");
   printf("%-9s vector kernel = lane-group kernel, bit for bit: %zu pairs\n",
          p ? "double" : "float", n);
   free(a);
@@ -546,9 +552,18 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
     snprintf(saved, sizeof saved, "%s", was);
   unsetenv("CLPHMM_HOST_PREP");
   int ok = open_context(p, &dev);
+  /* Vector variants (CPUs) always prepare rows on the host: compare the
+   * device's row preparation of lane-group variants with the host's. */
+  const int vec = ok > 0 && cph_variant_set_has_vec(vset(dev));
+  if (vec) {
+    clphmm_context_destroy(dev);
+    dev = NULL;
+    ok = open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &dev);
+  }
   setenv("CLPHMM_HOST_PREP", "1", 1);
   if (ok > 0)
-    ok = open_context(p, &host);
+    ok = vec ? open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &host)
+             : open_context(p, &host);
   if (was)
     setenv("CLPHMM_HOST_PREP", saved, 1);
   else

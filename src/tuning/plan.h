@@ -31,6 +31,15 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
  * plan.c). */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 
+/* Whether the set has a vector variant (their programs have no row
+ * preparation kernel: the host prepares the rows). */
+static inline int cph_variant_set_has_vec(const cph_variant_set *set) {
+  for (size_t i = 0; i < set->n; i++)
+    if (set->v[i].vec)
+      return 1;
+  return 0;
+}
+
 /* "GxC/WG[:long][:rN],..." in set order. */
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n);
 
