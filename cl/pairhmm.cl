@@ -75,6 +75,10 @@
  * (work-group size, a multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl,
  * prepended by the host).
  */
+#ifndef CPH_VEC
+#define CPH_VEC 0
+#endif
+#if !CPH_VEC /* the vector variants' kernel is pairhmm_cpu.cl */
 #pragma OPENCL FP_CONTRACT OFF
 
 #ifndef CPH_SCALED
@@ -572,3 +576,4 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #endif
   }
 }
+#endif /* !CPH_VEC */

@@ -17,7 +17,13 @@
  * mismatch prior ph2pr / 3 for phred 0..127, each computed by the host in
  * the flavor's precision (in double for the scaled form, widened exactly
  * from float in float mode). */
-#if !CPH_SCALED || CPH_DOUBLE || defined(cl_khr_fp64)
+#ifndef CPH_VEC
+#define CPH_VEC 0
+#endif
+/* Vector-variant programs (the CPU kernel) leave it out: the host prepares
+ * their rows (a smaller program builds faster; on a CPU the host is the
+ * device). */
+#if !CPH_VEC && (!CPH_SCALED || CPH_DOUBLE || defined(cl_khr_fp64))
 #if CPH_SCALED && !CPH_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

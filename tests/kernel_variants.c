@@ -15,6 +15,9 @@
  * duplicates: "TARGET BACKEND OPTIONS...". Targets: nvptx64 (NVIDIA
  * entries: nvidia, local), amdgcn (AMD entries: amd, local), spir64 (all
  * others, Intel GPUs and CPUs through PoCL: intel, khr, khr-abs, local).
+ * Vector variants (the CPU kernel) are listed for every target, with the
+ * local backend only (they exchange nothing), in the entry's arithmetic
+ * form on its own target and fused on the others (GPUs).
  * Exits non-zero when an entry does not select itself for its own device
  * (the listing would then miss it) or a target gets no build. */
 #include <stdio.h>
@@ -104,7 +107,22 @@ static int list_entry(const cph_tuning_entry *e) {
               clphmm_last_error(NULL));
       return 1;
     }
-    for (size_t i = 0; i < set.n; i++)
+    for (size_t i = 0; i < set.n; i++) {
+      if (set.v[i].vec) {
+        /* The vector kernel exchanges nothing (local backend only), and
+         * compiles for every target: a GPU may be told to use it
+         * (CLPHMM_VARIANTS), with its fused arithmetic. */
+        static const char *const all[] = {"nvptx64", "amdgcn", "spir64"};
+        for (int t = 0; t < 3; t++) {
+          cph_variant v = set.v[i];
+          if (strcmp(all[t], target))
+            v.fma = 1;
+          int n = snprintf(line, sizeof line, "%s local ", all[t]);
+          cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
+          add_build(line);
+        }
+        continue;
+      }
       for (int b = 0; b <= CPH_SHUFFLE_LAST; b++) {
         if (!(backends & 1u << b))
           continue;
@@ -116,6 +134,7 @@ static int list_entry(const cph_tuning_entry *e) {
         cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
         add_build(line);
       }
+    }
   }
   return 0;
 }

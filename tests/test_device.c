@@ -357,10 +357,12 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
 static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   const cph_variant_set *vs = vset(ctx);
   const cph_variant *v = &vs->v[vs->n - 1];
-  const unsigned rows = cph_variant_rows(v), lg = v->wg / v->g;
+  /* (A vector variant's work-item runs its pairs' tiles in turn.) */
+  const unsigned rows = cph_variant_rows(v), lg = v->vec ? 1 : v->wg / v->g;
   const unsigned wmax = cph_variant_coop(v, UINT32_MAX, 0);
-  CHECK(wmax > 1 || lg == 1, "%ux%u/%u runs no tiles concurrently", v->g, v->c,
-        v->wg);
+  char name[64];
+  cph_variant_name(v, name, sizeof name);
+  CHECK(wmax > 1 || lg == 1, "%s runs no tiles concurrently", name);
   gen g = {0};
   unsigned widths = 0; /* bit w: width w used */
   for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t++) {
@@ -526,6 +528,71 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(bins);
 }
 
+/* Vector variants (the CPU kernel, cl/pairhmm_cpu.cl) on this device,
+ * whatever its table says: one pair per work-item (scalar code), 4 and 16
+ * pairs per work-item (2 and 8 in double), work-groups
+ * of 3 and 2 work-items (pair slots past the last pair), tiles of 4, 8 and
+ * 16 rows (most reads run in several tiles), every bin edge, haplotypes of
+ * 1 to 4 words, rescued pairs: against the reference, and bit for bit
+ * against the lane-group kernel in the same arithmetic form (both follow
+ * the same operations cell by cell). */
+static void test_vector_variants(clphmm_precision p, test_rng *rng) {
+  clphmm_context *vec = NULL, *lane = NULL;
+  int ok = open_with_variants(p, "v1x4/3,v4x8/2,v16x16/1",
+                              "v1x4/3,v2x8/2,v8x16/1", &vec);
+  if (ok > 0)
+    ok = open_with_variants(p, "4x4/64,8x4/64", "4x4/64,8x4/64", &lane);
+  if (ok <= 0) {
+    clphmm_context_destroy(vec);
+    return;
+  }
+  const cph_variant_set *vs = vset(vec);
+  CHECK(vs->n == 3 && vs->v[0].vec && vs->v[2].vec &&
+            vs->v[2].g == (p == CLPHMM_PRECISION_FLOAT ? 16u : 8u) &&
+            vs->v[0].shuffle == CPH_SHUFFLE_LOCAL,
+        "vector variant set: %zu variants, last %ux%u", vs->n, vs->v[2].g,
+        vs->v[2].c);
+  gen g = {0};
+  size_t lens[64];
+  const size_t nl = edge_lengths(vs, lens);
+  for (size_t i = 0; i < nl; i++)
+    add_batch(&g, rng, &lens[i], 1, 5, 1, (unsigned)lens[i] + 40, 1, 0);
+  static const unsigned haps[] = {1, 2, 3, 4, 5, 8, 9, 13, 16, 17};
+  for (size_t i = 0; i < sizeof haps / sizeof *haps; i++) {
+    size_t rl[3] = {3, 9, 30};
+    add_batch(&g, rng, rl, 3, 2, haps[i], haps[i], 1, 0);
+  }
+  size_t mixed[20];
+  for (size_t r = 0; r < 20; r++)
+    mixed[r] = test_rng_range(rng, 1, 60);
+  add_batch(&g, rng, mixed, 20, 3, 1, 90, 1, 1); /* qualities 0..127 */
+  size_t rl[4] = {90, 120, 150, 40};
+  add_batch(&g, rng, rl, 4, 3, 100, 200, 0, 0); /* rescued in float mode */
+  compare(vec, &g, "vector variants");
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  double *a = run_device(vec, &g, n), *b = run_device(lane, &g, n);
+  size_t differ = 0;
+  for (size_t i = 0; a && b && i < n; i++)
+    differ += memcmp(&a[i], &b[i], sizeof *a) != 0;
+  CHECK(a && b && differ == 0,
+        "%s: vector and lane-group kernels differ on %zu of %zu pairs",
+        p ? "double" : "float", differ, n);
+  for (int d = 0; d < 2; d++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      CHECK(!vec->kernels[d][v].kernel || !vec->kernels[d][v].prep,
+            "a vector variant's program has the row preparation");
+  CHECK(vec->kernels[0][2].kernel || vec->kernels[1][2].kernel,
+        "the 16-row vector variant was not built");
+  printf("%-9s vector kernel = lane-group kernel, bit for bit: %zu pairs\n",
+         p ? "double" : "float", n);
+  free(a);
+  free(b);
+  gen_free(&g);
+  clphmm_context_destroy(vec);
+  clphmm_context_destroy(lane);
+}
+
 /* Rows prepared on the device (cl/prep.cl) and on the host
  * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
  * is the host's, operation by operation. Every bin, qualities 0..127
@@ -540,9 +607,18 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
     snprintf(saved, sizeof saved, "%s", was);
   unsetenv("CLPHMM_HOST_PREP");
   int ok = open_context(p, &dev);
+  /* Vector variants (CPUs) always prepare rows on the host: compare the
+   * device's row preparation of lane-group variants with the host's. */
+  const int vec = ok > 0 && cph_variant_set_has_vec(vset(dev));
+  if (vec) {
+    clphmm_context_destroy(dev);
+    dev = NULL;
+    ok = open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &dev);
+  }
   setenv("CLPHMM_HOST_PREP", "1", 1);
   if (ok > 0)
-    ok = open_context(p, &host);
+    ok = vec ? open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &host)
+             : open_context(p, &host);
   if (was)
     setenv("CLPHMM_HOST_PREP", saved, 1);
   else
@@ -626,6 +702,7 @@ int main(void) {
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
+    test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
   }
   return test_finish();

@@ -112,8 +112,10 @@ static void test_builtin_chain(void) {
   CHECK(!strcmp(c.key, "type cpu") && c.entry.fma == 0 &&
             c.entry.shuffle == CPH_SHUFFLE_LOCAL,
         "CPU (vendor AMD, not a GPU): type entry, no fma: %s", c.key);
-  CHECK(!strcmp(c.entry.variants, "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64"),
-        "CPU variants: %s", c.entry.variants);
+  CHECK(!strcmp(c.entry.variants, "v16x16/1") &&
+            !strcmp(c.entry.variants_double, "v8x16/1"),
+        "CPU variants: the vector kernel: %s / %s", c.entry.variants,
+        c.entry.variants_double);
   c = choose(&acc, NULL);
   CHECK(!strcmp(c.key, "generic") && c.entry.fma == 0,
         "accelerator: the generic entry: %s", c.key);
@@ -125,7 +127,7 @@ static void test_builtin_chain(void) {
     cph_variant_set set;
     char why[160];
     int ok = cph_variants_parse(c.entry.variants, &set, why, sizeof why);
-    CHECK(ok && set.n >= 2, "built-in variants of %s parse: %s", all[i]->name,
+    CHECK(ok && set.n >= 1, "built-in variants of %s parse: %s", all[i]->name,
           ok ? "" : why);
     /* A small-call variant, if any, ends the list. */
     size_t nb = set.n;
@@ -536,6 +538,47 @@ static void test_bins(void) {
   CHECK(!cph_variants_parse("32x16:long,32x8:long", &set, why, sizeof why) &&
             strstr(why, "more than one :long"),
         "two long variants: %s", why);
+  /* Vector variants (vPxC/WG): P pairs per work-item, C rows per tile,
+   * WG work-items (default 1); every one of them tiles long reads, at the
+   * least estimated cost. */
+  CHECK(cph_variants_parse("v16x16,v4x32/3,v1x8/64", &set, why, sizeof why) &&
+            set.n == 3,
+        "parse vector variants: %s", why);
+  CHECK(set.v[0].vec && set.v[0].g == 16 && set.v[0].c == 16 &&
+            set.v[0].wg == 1 && set.v[1].vec && set.v[1].wg == 3 &&
+            set.v[2].g == 1 && set.v[2].wg == 64,
+        "vector variant fields");
+  CHECK(cph_variant_rows(&set.v[0]) == 16 &&
+            cph_variant_pairs(&set.v[0]) == 16 &&
+            cph_variant_pairs(&set.v[1]) == 12 &&
+            cph_variant_pairs(&set.v[2]) == 64 &&
+            cph_variant_steps(&set.v[0], 1) == 4 &&
+            cph_variant_steps(&set.v[0], 250) == 252,
+        "vector variant rows, pairs per work-group, steps");
+  cph_variant lane = {.g = 8, .c = 4, .wg = 64};
+  CHECK(cph_variant_rows(&lane) == 32 && cph_variant_pairs(&lane) == 8 &&
+            cph_variant_steps(&lane, 250) == 260,
+        "lane-group rows, pairs per work-group, steps");
+  cph_plan_format(&set, text, sizeof text);
+  CHECK(!strcmp(text, "v16x16/1,v4x32/3,v1x8/64"), "format: %s", text);
+  static const struct {
+    uint32_t rows;
+    size_t bin;
+  } vcases[] = {{1, 0},  {8, 0},  {9, 1},  {16, 1}, {17, 2}, {32, 2},
+                {33, 0}, {40, 0}, {48, 1}, {64, 2}, {100, 0}};
+  CHECK(cph_variants_parse("v16x8,v16x16,v16x32", &set, why, sizeof why),
+        "parse: %s", why);
+  for (size_t i = 0; i < sizeof vcases / sizeof *vcases; i++) {
+    const size_t b = cph_plan_bin(&set, vcases[i].rows);
+    CHECK(b == vcases[i].bin, "vector set, %u rows: bin %zu (%ux%u), want %zu",
+          vcases[i].rows, b, set.v[b].g, set.v[b].c, vcases[i].bin);
+  }
+  static const char *const vbad[] = {
+      "v3x16",       "v32x16",      "v16x0", "v16x65", "v16x16/0",
+      "v16x16:long", "v16x16:r128", "vx16",  "v16",    "16v16"};
+  for (size_t i = 0; i < sizeof vbad / sizeof *vbad; i++)
+    CHECK(!cph_variants_parse(vbad[i], &set, why, sizeof why), "'%s' parsed",
+          vbad[i]);
   /* The double table's long-read shapes: 384-row tiles beat 256-row ones
    * even with some padding; 512 rows stay on two 256-row tiles. */
   CHECK(cph_variants_parse("16x8/64,32x8/128,32x12/64", &set, why, sizeof why),
@@ -580,6 +623,9 @@ static void test_coop(void) {
       {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168, 0}, 2, 0, 1},
       {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0, 0}, 40, 0, 1},
       {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 1, 0, 0}, 40, 0, 1},
+      /* So do vector variants (one work-item computes a pair's tiles). */
+      {{16, 16, 1, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 1}, 40, 0, 1},
+      {{1, 16, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 1}, 40, 0, 1},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;
@@ -590,6 +636,43 @@ static void test_coop(void) {
           v->g, v->c, v->wg, cph_shuffle_name(v->shuffle), cases[i].tiles,
           cases[i].max, got, cases[i].want);
   }
+}
+
+/* Double lists derived from a float list (no double_variants): vector
+ * variants halve their pairs per work-item (the same vector bytes), lane
+ * groups keep at most 8 rows per lane; vector variants always take the
+ * local backend (they exchange nothing). */
+static void test_derived_double(void) {
+  clear_env();
+  char path[512];
+  snprintf(path, sizeof path, "%s/derived.txt", tmpdir);
+  write_file(path, "type=cpu variants=v16x16/2,4x16/64,v1x8/4 shuffle=intel\n");
+  setenv("CLPHMM_TUNING_FILE", path, 1);
+  cph_device d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.info.name, sizeof d.info.name, "some cpu");
+  d.info.type = CLPHMM_DEVICE_CPU;
+  d.info.local_mem_bytes = 64 * 1024;
+  d.info.has_fp64 = 1;
+  d.max_work_group_size = 1024;
+  cph_variant_set f, db;
+  const int ok = cph_plan_variants(&d, 0, 1, &f) == CLPHMM_SUCCESS &&
+                 cph_plan_variants(&d, 1, 1, &db) == CLPHMM_SUCCESS;
+  CHECK(ok && f.n == 3 && db.n == 3, "plans: %s", cph_error_message());
+  if (ok && f.n == 3 && db.n == 3) {
+    char ft[256], dt[256];
+    cph_plan_format(&f, ft, sizeof ft);
+    cph_plan_format(&db, dt, sizeof dt);
+    CHECK(!strcmp(ft, "v1x8/4,v16x16/2,4x16/64") &&
+              !strcmp(dt, "v1x8/4,v8x16/2,4x8/64"),
+          "float %s, derived double %s", ft, dt);
+    CHECK(f.v[0].shuffle == CPH_SHUFFLE_LOCAL &&
+              f.v[1].shuffle == CPH_SHUFFLE_LOCAL &&
+              f.v[2].shuffle == CPH_SHUFFLE_INTEL,
+          "vector variants use the local backend");
+  }
+  unsetenv("CLPHMM_TUNING_FILE");
+  unlink(path);
 }
 
 int main(void) {
@@ -608,6 +691,7 @@ int main(void) {
   test_env();
   test_update();
   test_device_plan();
+  test_derived_double();
   test_path();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

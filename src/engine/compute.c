@@ -258,10 +258,12 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
   const double t0 = cph_now();
   clphmm_status rc;
   /* Rows are prepared here when the device lacks the kernel for it (no
-   * double arithmetic for the scaled form) or when told so. */
+   * double arithmetic for the scaled form; vector variants' programs have
+   * none) or when told so. */
   const cph_kernel *k0;
   rc = cph_context_kernel(ctx, 0, dbl, &k0);
-  st->host_prep = ctx->host_prep || (!rc && !k0->prep);
+  st->host_prep = ctx->host_prep || (!rc && !k0->prep) ||
+                  cph_variant_set_has_vec(&ctx->variants[dbl]);
   if (!rc)
     rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
                                    pieces, n_pieces, c->results)
@@ -514,10 +516,7 @@ static void reset_stats(clphmm_context *ctx) {
     const cph_variant *v = &vs->v[i];
     clphmm_bin_stats *b = &ctx->stats.bins[i];
     b->max_rows = v->seq ? UINT32_MAX : v->small ? 0 : cph_variant_rows(v);
-    snprintf(b->variant, sizeof b->variant, "%ux%u/%u%s", v->g, v->c, v->wg,
-             v->seq     ? ":long"
-             : v->small ? ":small"
-                        : "");
+    cph_variant_name(v, b->variant, sizeof b->variant);
   }
 }
 

@@ -220,7 +220,7 @@ static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
   const uint64_t full =
       (uint64_t)CPH_FILL_PAIRS_PER_UNIT *
       (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
-      (v->wg / v->g);
+      cph_variant_pairs(v);
   size_t same = 0; /* pairs with this tile count: the launch at most */
   while (start + same < n && same < full &&
          tiles_of(&stage->jobs[key_job(keys[start + same])], v) == tiles)
@@ -234,7 +234,7 @@ static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
 static size_t launch_end(const clphmm_context *ctx, const cph_stage *stage,
                          const uint64_t *keys, size_t n, size_t start,
                          const cph_variant *v, unsigned coop) {
-  const uint64_t ppw = v->wg / v->g / coop, real = stage->real_size;
+  const uint64_t ppw = cph_variant_pairs(v) / coop, real = stage->real_size;
   uint64_t bound_cap = MAX_BOUND_BYTES;
   if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
     bound_cap = ctx->dev.max_alloc_bytes;
@@ -289,7 +289,7 @@ static void fill_block_run(void *arg, size_t i) {
   fill_task *t = arg;
   fill_block *fb = &t->blocks[i];
   const cph_variant *v = &fb->L->k->variant;
-  const unsigned ppw = v->wg / v->g / fb->L->coop;
+  const unsigned ppw = cph_variant_pairs(v) / fb->L->coop;
   const size_t n_groups = (fb->n + ppw - 1) / ppw;
   uint32_t *pairs = (uint32_t *)t->s->pairs.ptr + 4 * fb->slot;
   uint32_t *groups = (uint32_t *)t->s->groups.ptr + 2 * fb->group;
@@ -311,7 +311,7 @@ static void fill_block_run(void *arg, size_t i) {
     if (tiles > gr[0])
       gr[0] = tiles;
     /* Steps: every column through every lane, in whole words of four. */
-    const uint32_t steps = (jb->H + v->g - 1 + 3) / 4 * 4;
+    const uint32_t steps = cph_variant_steps(v, jb->H);
     if (steps > gr[1])
       gr[1] = steps;
     if (steps > fb->max_steps)
@@ -337,7 +337,7 @@ static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
   size_t k = 0, at = 0;
   for (size_t i = 0; i < s->n_launches; i++) {
     const cph_launch *L = &s->launches[i];
-    const unsigned ppw = L->k->variant.wg / L->k->variant.g / L->coop;
+    const unsigned ppw = cph_variant_pairs(&L->k->variant) / L->coop;
     for (size_t g = 0; g < L->n_groups; g += FILL_GROUPS) {
       const size_t j0 = g * ppw;
       const size_t j1 = (g + FILL_GROUPS) * ppw < L->n_jobs
@@ -406,7 +406,7 @@ static clphmm_status cut_launches(clphmm_context *ctx, int dbl,
     cph_launch *L = add_launch(s);
     if (!L)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
-    const unsigned ppw = k->variant.wg / k->variant.g / coop;
+    const unsigned ppw = cph_variant_pairs(&k->variant) / coop;
     L->k = k;
     L->bin = counted ? (int)bin : -1;
     L->coop = coop;

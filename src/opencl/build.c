@@ -19,11 +19,9 @@ void cph_diag_note(clphmm_diagnostics *d, const char *fmt, ...) {
 }
 
 void cph_variant_describe(const cph_variant *v, int dbl, char *buf, size_t n) {
-  char reg[16] = "";
-  if (v->maxreg)
-    snprintf(reg, sizeof reg, ":r%u", v->maxreg);
-  snprintf(buf, n, "%ux%u/%u%s%s %s%s %s", v->g, v->c, v->wg,
-           v->seq ? ":long" : "", reg, cph_shuffle_name(v->shuffle),
+  char name[64];
+  cph_variant_name(v, name, sizeof name);
+  snprintf(buf, n, "%s %s%s %s", name, cph_shuffle_name(v->shuffle),
            v->fma ? " fma" : "", dbl ? "double" : "float");
 }
 
@@ -329,7 +327,7 @@ static cph_variant simplest(const cph_builder *b, const cph_variant *v) {
 }
 
 static int same_variant(const cph_variant *a, const cph_variant *b) {
-  return a->g == b->g && a->c == b->c && a->wg == b->wg &&
+  return a->g == b->g && a->c == b->c && a->wg == b->wg && a->vec == b->vec &&
          a->shuffle == b->shuffle && a->fma == b->fma &&
          a->scaled == b->scaled && a->seq == b->seq && a->maxreg == b->maxreg;
 }

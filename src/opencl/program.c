@@ -10,8 +10,8 @@
 #include "base/textfile.h"
 
 /* Files concatenated, in order, into every program. */
-static const char *const program_files[] = {"prelude.cl", "shuffle.cl",
-                                            "pairhmm.cl", "prep.cl"};
+static const char *const program_files[] = {
+    "prelude.cl", "shuffle.cl", "pairhmm.cl", "pairhmm_cpu.cl", "prep.cl"};
 _Static_assert(sizeof program_files / sizeof *program_files ==
                    CPH_N_PROGRAM_FILES,
                "CPH_N_PROGRAM_FILES");
@@ -39,10 +39,22 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   const char *extra = getenv("CLPHMM_BUILD_OPTIONS");
   snprintf(buf, n,
            "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u -DCPH_MAXREG=%u "
-           "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_WG=%u%s%s",
+           "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_VEC=%d "
+           "-DCPH_WG=%u%s%s",
            v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
-           (int)v->shuffle, v->wg, extra && *extra ? " " : "",
+           (int)v->shuffle, v->vec, v->wg, extra && *extra ? " " : "",
            extra && *extra ? extra : "");
+}
+
+void cph_variant_name(const cph_variant *v, char *buf, size_t n) {
+  char reg[16] = "";
+  if (v->maxreg)
+    snprintf(reg, sizeof reg, ":r%u", v->maxreg);
+  snprintf(buf, n, "%s%ux%u/%u%s%s", v->vec ? "v" : "", v->g, v->c, v->wg,
+           v->seq     ? ":long"
+           : v->small ? ":small"
+                      : "",
+           reg);
 }
 
 /* Text of one kernel file: from $CLPHMM_KERNEL_DIR when set (kernel
@@ -116,6 +128,8 @@ void cph_sources_free(cph_sources *s) {
 }
 
 size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
+  if (v->vec) /* no local memory */
+    return 0;
   const size_t real = dbl ? 8 : 4, vw = 16 / real;
   const size_t nq = (v->c + vw - 1) / vw;
   const size_t sym_stride = (nq * v->g + 7) / 8 * 8;
@@ -134,7 +148,7 @@ unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max) {
                         : v->shuffle == CPH_SHUFFLE_AMD  ? 64
                                                          : 1;
   unsigned w = 1;
-  while (!v->seq && w < tiles && lg % (2 * w) == 0 &&
+  while (!v->seq && !v->vec && w < tiles && lg % (2 * w) == 0 &&
          (v->wg / (2 * w)) % warp == 0 && (!max || 2 * w <= max))
     w *= 2;
   return w;

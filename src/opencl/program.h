@@ -21,11 +21,13 @@ const char *cph_shuffle_name(cph_shuffle s);
  * "khr-abs"); -1 if unknown. */
 int cph_shuffle_parse(const char *name);
 
-/* One compiled configuration of the lane-group kernel. */
+/* One compiled configuration of a kernel: the lane-group kernel
+ * (cl/pairhmm.cl, "GxC/WG") or, with `vec`, the vector kernel for CPUs
+ * (cl/pairhmm_cpu.cl, "vPxC/WG"). */
 typedef struct cph_variant {
-  unsigned g;  /* lanes per pair */
-  unsigned c;  /* read rows per lane */
-  unsigned wg; /* work-group size, a multiple of g */
+  unsigned g;  /* lanes per pair; vec: pairs per work-item (vector width) */
+  unsigned c;  /* read rows per lane; vec: read rows per tile */
+  unsigned wg; /* work-group size, a multiple of g (vec: any) */
   cph_shuffle shuffle;
   int fma;         /* fuse multiply-adds (see cl/pairhmm.cl) */
   int scaled;      /* with fma: the scaled form (float; double in float mode's
@@ -35,6 +37,7 @@ typedef struct cph_variant {
   unsigned maxreg; /* register cap (":rN", NVIDIA's PTX .maxnreg), 0: none */
   int small;       /* small-call variant (":small"): serves every pair of a
                       chunk too small to fill the device (see plan.h) */
+  int vec;         /* the vector kernel: one pair per vector lane */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
@@ -52,8 +55,22 @@ static inline int cph_variant_scaled(const cph_variant *v) {
   return v->fma && v->scaled;
 }
 
+/* Read rows per tile. */
 static inline unsigned cph_variant_rows(const cph_variant *v) {
-  return v->g * v->c;
+  return v->vec ? v->c : v->g * v->c;
+}
+
+/* Pair slots per work-group when tiles run one after the other (the
+ * lane-group kernel divides them by its tile slots). */
+static inline unsigned cph_variant_pairs(const cph_variant *v) {
+  return v->vec ? v->wg * v->g : v->wg / v->g;
+}
+
+/* Steps of a tile over a haplotype of H bases, in whole words of four:
+ * every column through every lane of a lane group; one per column in the
+ * vector kernel. */
+static inline uint32_t cph_variant_steps(const cph_variant *v, uint32_t H) {
+  return (H + (v->vec ? 0 : v->g - 1) + 3) / 4 * 4;
 }
 
 /* Whether the kernel of `v` passes the boundary row of long reads through
@@ -96,11 +113,14 @@ typedef struct cph_kernel {
   int unsaved; /* built from source, not yet in the kernel cache */
 } cph_kernel;
 
+/* "GxC/WG[:long][:rN]" or "vPxC/WG" into buf. */
+void cph_variant_name(const cph_variant *v, char *buf, size_t n);
+
 /* The canonical (sorted) build options of a variant in a precision. */
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
 /* The kernel source files, concatenated in order into every program. */
-#define CPH_N_PROGRAM_FILES 4
+#define CPH_N_PROGRAM_FILES 5
 typedef struct cph_sources {
   char *text[CPH_N_PROGRAM_FILES];
   size_t size[CPH_N_PROGRAM_FILES];

@@ -55,7 +55,7 @@ static void set_small_apart(cph_variant_set *set) {
 static unsigned max_lanes(const cph_variant_set *set) {
   unsigned gmax = 0;
   for (size_t i = 0; i < set->n; i++)
-    if (!set->v[i].seq && set->v[i].g > gmax)
+    if (!set->v[i].seq && !set->v[i].vec && set->v[i].g > gmax)
       gmax = set->v[i].g;
   return gmax;
 }
@@ -88,16 +88,23 @@ static clphmm_status variants_of(const cph_device *dev,
                      list, c->key);
   const unsigned vw = dbl ? 2 : 4;
   for (size_t i = 0; i < cph_plan_count(set); i++) {
-    if (dbl && !c->entry.variants_double[0] && set->v[i].c > DOUBLE_MAX_C)
+    /* Derived double lists: vector variants keep the vector size in
+     * bytes (half the pairs), lane groups at most 8 rows per lane. */
+    if (dbl && !c->entry.variants_double[0] && set->v[i].vec && set->v[i].g > 1)
+      set->v[i].g /= 2;
+    else if (dbl && !c->entry.variants_double[0] && !set->v[i].vec &&
+             set->v[i].c > DOUBLE_MAX_C)
       set->v[i].c = DOUBLE_MAX_C;
-    if (set->v[i].c % vw)
+    if (!set->v[i].vec && set->v[i].c % vw)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s): rows per lane must be a "
                        "multiple of %u for %s kernels (priors are read %u at "
                        "a time)",
                        set->v[i].g, set->v[i].c, c->source, c->key, vw,
                        dbl ? "double" : "float", vw);
-    set->v[i].shuffle = (cph_shuffle)c->entry.shuffle;
+    /* The vector kernel exchanges nothing between work-items. */
+    set->v[i].shuffle =
+        set->v[i].vec ? CPH_SHUFFLE_LOCAL : (cph_shuffle)c->entry.shuffle;
     set->v[i].fma = c->entry.fma;
     set->v[i].scaled = scaled;
     if (set->v[i].wg > dev->max_work_group_size)
@@ -131,6 +138,10 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
 /* Per-step overhead of the lane-group kernel, in read rows (fitted to the
  * H200's float C = 16 / 20 / 24 and double C = 8 / 12 timings). */
 #define PLAN_STEP_ROWS 6
+/* The same for the vector kernel (cl/pairhmm_cpu.cl), whose steps load and
+ * store the boundary row and sum: about one row's work. Every vector
+ * variant tiles long reads. */
+#define PLAN_VEC_STEP_ROWS 1
 
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   for (size_t i = 0; i < set->n && !set->v[i].seq; i++)
@@ -156,8 +167,10 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
     const uint64_t t = cph_variant_rows(v);
     /* (No long-read variant here: it would have been returned.) */
     const uint64_t padded = (rows + t - 1) / t * t;
-    const uint64_t cost = padded * (v->c + PLAN_STEP_ROWS) * 1024 / v->c;
-    if (v->g == gmax &&
+    const uint64_t cost =
+        padded * (v->c + (v->vec ? PLAN_VEC_STEP_ROWS : PLAN_STEP_ROWS)) *
+        1024 / v->c;
+    if ((v->vec || v->g == gmax) &&
         (cost < best_cost ||
          (cost == best_cost && t > cph_variant_rows(&set->v[best])))) {
       best = i;
@@ -171,16 +184,9 @@ void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {
   size_t u = 0;
   buf[0] = '\0';
   for (size_t i = 0; i < cph_plan_count(set); i++) {
-    const cph_variant *v = &set->v[i];
-    char reg[16] = "";
-    if (v->maxreg)
-      snprintf(reg, sizeof reg, ":r%u", v->maxreg);
-    int w = snprintf(buf + u, n - u, "%s%ux%u/%u%s%s", i ? "," : "", v->g, v->c,
-                     v->wg,
-                     v->seq     ? ":long"
-                     : v->small ? ":small"
-                                : "",
-                     reg);
+    char name[64];
+    cph_variant_name(&set->v[i], name, sizeof name);
+    int w = snprintf(buf + u, n - u, "%s%s", i ? "," : "", name);
     if (w < 0 || (size_t)w >= n - u)
       return;
     u += (size_t)w;

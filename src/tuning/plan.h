@@ -64,7 +64,16 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
                    unsigned compute_units);
 
-/* "GxC/WG[:long][:rN],...[,GxC/WG:small]" in set order. */
+/* Whether the set has a vector variant (their programs have no row
+ * preparation kernel: the host prepares the rows). */
+static inline int cph_variant_set_has_vec(const cph_variant_set *set) {
+  for (size_t i = 0; i < cph_plan_count(set); i++)
+    if (set->v[i].vec)
+      return 1;
+  return 0;
+}
+
+/* "[v]GxC/WG[:long][:rN],...[,GxC/WG:small]" in set order. */
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n);
 
 #endif

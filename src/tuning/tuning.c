@@ -67,9 +67,16 @@ static const cph_tuning_entry builtin[] = {
      .variants = "4x4/64,4x8/64,8x8/64,8x16/64,8x32/64",
      .shuffle = DEF,
      .fma = DEF},
-    /* CPUs (PoCL and others): capacities 16..256 rows. */
+    /* CPUs (PoCL and others): the vector kernel (cl/pairhmm_cpu.cl), 16
+     * float or 8 double pairs per work-item (one 64-byte vector), tiles
+     * of 16 rows, one work-item per work-group. One variant serves every
+     * read length (longer reads run in tiles), so a cold start builds one
+     * program per precision. Measured on PoCL 3.1, 2 cores of an AVX-512
+     * EPYC (bench/results/cpu-pocl-2026-11-24.txt): the lane-group table
+     * it replaced ran at 0.3 GCUPS. */
     {.type = CLPHMM_DEVICE_CPU,
-     .variants = "4x4/64,8x4/64,8x8/64,16x8/64,32x8/64",
+     .variants = "v16x16/1",
+     .variants_double = "v8x16/1",
      .shuffle = DEF,
      .fma = DEF},
     /* Anything else. */
@@ -86,6 +93,9 @@ const cph_tuning_entry *cph_tuning_builtin(size_t *n) {
 }
 
 #define DEFAULT_WG 64
+/* Vector variants: work-items per work-group (PoCL runs each work-group
+ * as one task on one core). */
+#define DEFAULT_VEC_WG 1
 
 /* A variant's optional suffixes: ":long" (the long-read variant), ":small"
  * (the small-call variant) and ":rN" (register cap, 32..255). */
@@ -126,7 +136,10 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
   const char *p = spec;
   while (*p) {
     char *end;
-    unsigned long g = strtoul(p, &end, 10), c = 0, wg = DEFAULT_WG;
+    const int vec = *p == 'v';
+    p += vec;
+    unsigned long g = strtoul(p, &end, 10), c = 0,
+                  wg = vec ? DEFAULT_VEC_WG : DEFAULT_WG;
     if (end == p || *end != 'x')
       goto bad;
     p = end + 1;
@@ -140,11 +153,23 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
         goto bad;
       p = end;
     }
-    if (g < 1 || g > 64 || c < 1 || c > 64) {
+    if (vec) {
+      if (g != 1 && g != 2 && g != 4 && g != 8 && g != 16) {
+        snprintf(why, why_n,
+                 "pairs per work-item (vPxC) must be 1, 2, 4, 8 "
+                 "or 16");
+        return 0;
+      }
+      if (c < 1 || c > 64 || wg < 1 || wg > 1024) {
+        snprintf(why, why_n,
+                 "rows per tile (vPxC) must be 1..64 and the "
+                 "work-group size 1..1024");
+        return 0;
+      }
+    } else if (g < 1 || g > 64 || c < 1 || c > 64) {
       snprintf(why, why_n, "lanes and rows per lane must be 1..64");
       return 0;
-    }
-    if (wg < g || wg % g || wg > 1024) {
+    } else if (wg < g || wg % g || wg > 1024) {
       snprintf(why, why_n,
                "the work-group size must be a multiple of the lanes, at most "
                "1024");
@@ -154,11 +179,17 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
       snprintf(why, why_n, "more than %d variants", CPH_MAX_VARIANTS);
       return 0;
     }
-    cph_variant v = {.g = (unsigned)g, .c = (unsigned)c, .wg = (unsigned)wg};
+    cph_variant v = {
+        .g = (unsigned)g, .c = (unsigned)c, .wg = (unsigned)wg, .vec = vec};
     if (!parse_suffixes(&p, &v, why, why_n))
       return 0;
     if (v.seq && v.small) {
       snprintf(why, why_n, "a variant cannot be both :long and :small");
+      return 0;
+    }
+    if (vec && (v.seq || v.small || v.maxreg)) {
+      snprintf(why, why_n,
+               "vector variants (vPxC) take no :long, :small or :rN suffix");
       return 0;
     }
     for (size_t i = 0; i < set->n; i++)
@@ -179,7 +210,8 @@ bad:
   snprintf(why, why_n,
            "not a list like 8x4,16x8/64,32x16/32:long:r168,32x8/128:small "
            "(lanes x rows per lane [/ work-group size] [:long] [:small] [:r "
-           "register cap])");
+           "register cap]) or v16x16/1 (vector kernel: pairs per work-item x "
+           "rows per tile [/ work-group size])");
   return 0;
 }
 

@@ -65,7 +65,10 @@ typedef struct cph_tuning_choice {
 
 /* Parse a variant list "GxC[/WG][:long][:rN],..." into `set` (unsorted):
  * ":long" marks the variant for reads longer than every other variant's
- * tile (at most one), ":rN" caps its registers at N (NVIDIA). On failure
+ * tile (at most one), ":rN" caps its registers at N (NVIDIA). "vPxC[/WG]"
+ * is a vector variant (the CPU kernel, cl/pairhmm_cpu.cl): P pairs per
+ * work-item (1, 2, 4, 8, 16), C rows per tile, WG work-items per
+ * work-group (default 1). On failure
  * returns 0 and says why in `why`. */
 int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
                        size_t why_n);

@@ -15,20 +15,32 @@
 
 typedef struct variant {
   unsigned g, c, wg;
+  int vec; /* "vPxC/WG": the vector kernel, C rows per tile */
 } variant;
 
-/* "GxC/WG,..." (WG defaults to 64, as in the library). */
+static unsigned rows_of(const variant *v) {
+  return v->vec ? v->c : v->g * v->c;
+}
+
+/* "GxC/WG,..." or "vPxC/WG,..." (WG defaults to 64, or 1 for vector
+ * variants, as in the library; suffixes are not read). */
 static size_t parse_list(const char *s, variant *v, size_t max) {
   size_t n = 0;
   while (*s && n < max) {
     char *end;
-    variant x = {0, 0, 64};
+    variant x = {0, 0, 64, *s == 'v'};
+    if (x.vec) {
+      x.wg = 1;
+      s++;
+    }
     x.g = (unsigned)strtoul(s, &end, 10);
     if (*end != 'x')
       return 0;
     x.c = (unsigned)strtoul(end + 1, &end, 10);
     if (*end == '/')
       x.wg = (unsigned)strtoul(end + 1, &end, 10);
+    while (*end == ':') /* :long, :rN */
+      end += 1 + strcspn(end + 1, ":,");
     if (!x.g || !x.c || (*end && *end != ','))
       return 0;
     v[n++] = x;
@@ -52,15 +64,22 @@ static size_t parse_numbers(const char *s, unsigned *v, size_t max) {
 }
 
 static void name_of(const variant *v, char *buf, size_t n) {
-  snprintf(buf, n, "%ux%u/%u", v->g, v->c, v->wg);
+  snprintf(buf, n, "%s%ux%u/%u", v->vec ? "v" : "", v->g, v->c, v->wg);
 }
 
 /* Candidates of capacity `rows`: every lanes x rows-per-lane split (lanes
  * from the list, rows per lane a multiple of 4 up to 64) with every
- * allowed work-group size. */
+ * allowed work-group size; with `vec` (the device uses the vector kernel)
+ * also vector variants of that many rows per tile, as many pairs per
+ * work-item as each lane count of the list that a vector has (1, 2, 4, 8,
+ * 16), one work-item per work-group. */
 static size_t candidates(unsigned rows, const unsigned *lanes, size_t n_lanes,
-                         const unsigned *wgs, size_t n_wg, variant *out) {
+                         const unsigned *wgs, size_t n_wg, int vec,
+                         variant *out) {
   size_t n = 0;
+  for (size_t l = 0; vec && rows <= 64 && l < n_lanes; l++)
+    if (lanes[l] <= 16 && !(lanes[l] & (lanes[l] - 1)) && n < MAX_CAND)
+      out[n++] = (variant){lanes[l], rows, 1, 1};
   for (size_t l = 0; l < n_lanes; l++)
     for (size_t k = 0; k < n_wg; k++) {
       unsigned g = lanes[l], c = rows / g, wg = wgs[k];
@@ -68,7 +87,7 @@ static size_t candidates(unsigned rows, const unsigned *lanes, size_t n_lanes,
       if (rows % g || c < 4 || c > 64 || c % 4 || wg < g || wg % g ||
           n == MAX_CAND)
         continue;
-      out[n++] = (variant){g, c, wg};
+      out[n++] = (variant){g, c, wg, 0};
     }
   return n;
 }
@@ -113,7 +132,7 @@ static timing time_variant(const variant *v, const char *device,
  * bin rule: the smallest capacity that holds them, else the last). */
 static const variant *serving(const variant *v, size_t n, unsigned rows) {
   for (size_t i = 0; i < n; i++)
-    if (rows <= v[i].g * v[i].c)
+    if (rows <= rows_of(&v[i]))
       return &v[i];
   return &v[n - 1];
 }
@@ -146,7 +165,8 @@ static int tune_bin(const char *device, bin_result *b, const tune_space *sp,
     return 1;
   }
   variant cand[MAX_CAND + 1];
-  size_t n = candidates(b->hi, sp->lanes, sp->n_lanes, sp->wgs, sp->n_wg, cand),
+  size_t n = candidates(b->hi, sp->lanes, sp->n_lanes, sp->wgs, sp->n_wg,
+                        b->old.vec, cand),
          old_at = n;
   for (size_t i = 0; i < n; i++)
     if (!memcmp(&cand[i], &b->old, sizeof b->old))
@@ -223,7 +243,7 @@ static int tune_device(const char *spec, const bench_options *o) {
     n_bins = parse_numbers(o->tune_bins, bins, MAX_BINS);
   else
     for (size_t i = 0; i < n_old; i++)
-      bins[n_bins++] = old[i].g * old[i].c;
+      bins[n_bins++] = rows_of(&old[i]);
   for (size_t i = 1; i < n_bins; i++)
     if (bins[i] <= bins[i - 1])
       n_bins = 0;
