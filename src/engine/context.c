@@ -88,22 +88,26 @@ static void release_cl(clphmm_context *ctx) {
   ctx->cl = NULL;
 }
 
-/* $CLPHMM_CONCURRENT_TILES: the most tiles of one long read that run at
- * once, whatever the launch's size (1: one after the other; unset: chosen
- * per launch, see run.c). */
-static clphmm_status env_max_coop(unsigned *max) {
-  const char *v = getenv("CLPHMM_CONCURRENT_TILES");
-  *max = 0;
+/* A count from the environment variable `name`, lo..hi, 0 when unset
+ * (`what` names the unit in the error). Used for
+ * $CLPHMM_CONCURRENT_TILES (the most tiles of one long read that run at
+ * once, whatever the launch's size; 1: one after the other; unset: chosen
+ * per launch, see schedule.c) and $CLPHMM_HOST_THREADS (threads of the
+ * host stages; unset: one per core). */
+static clphmm_status env_count(const char *name, unsigned long lo,
+                               unsigned long hi, const char *what,
+                               unsigned *out) {
+  const char *v = getenv(name);
+  *out = 0;
   if (!v || !*v)
     return CLPHMM_SUCCESS;
   char *end;
   unsigned long n = strtoul(v, &end, 10);
-  if (*end || n < 1 || n > 1024 || *v == '-' || *v == '+')
+  if (*end || n < lo || n > hi || *v == '-' || *v == '+')
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "CLPHMM_CONCURRENT_TILES='%s' is not a number of tiles "
-                     "from 1 to 1024",
-                     v);
-  *max = (unsigned)n;
+                     "%s='%s' is not a number of %s from %lu to %lu", name, v,
+                     what, lo, hi);
+  *out = (unsigned)n;
   return CLPHMM_SUCCESS;
 }
 
@@ -124,9 +128,12 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   if (!ctx)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
   pthread_mutex_init(&ctx->lock, NULL);
-  /* The host stages run on every core; the pool is optional (without it
-   * they run on the calling thread). */
-  ctx->pool = cph_pool_create(0);
+  /* The host stages run on every core (or $CLPHMM_HOST_THREADS); the pool
+   * is optional (without it they run on the calling thread). */
+  unsigned host_threads = 0;
+  clphmm_status st = env_count("CLPHMM_HOST_THREADS", 1, CPH_POOL_MAX,
+                               "threads", &host_threads);
+  ctx->pool = cph_pool_create(host_threads);
   const char *hp = getenv("CLPHMM_HOST_PREP");
   ctx->host_prep = hp && *hp && strcmp(hp, "0") != 0;
   if (!cph_trace_open(&ctx->trace))
@@ -135,7 +142,9 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   ctx->precision = o.precision;
   ctx->max_cells =
       o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
-  clphmm_status st = env_max_coop(&ctx->max_coop);
+  if (!st)
+    st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles",
+                   &ctx->max_coop);
   if (!st)
     st = cph_device_select(o.device, &ctx->dev);
   ctx->max_device_bytes = o.max_device_bytes

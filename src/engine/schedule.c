@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "engine/context.h"
 
@@ -195,7 +196,10 @@ static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
     t.rows[b] = cph_variant_rows(&kernels[b]->variant);
   }
   cph_pool_for(ctx->pool, ranges, key_range, &t);
-  if (!sort_keys(ctx->pool, s->keys, s->tmp, n))
+  const double t0 = cph_now();
+  const int sorted = sort_keys(ctx->pool, s->keys, s->tmp, n);
+  cph_trace_host(&ctx->trace, "sort", -1, t0);
+  if (!sorted)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
   return CLPHMM_SUCCESS;
@@ -426,9 +430,15 @@ clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
                            cph_sched *s) {
   s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
   const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};
+  /* Its parts show in CLPHMM_TRACE (slot -1: they run inside "schedule"). */
+  double t = cph_now();
   clphmm_status st = order_jobs(ctx, dbl, stage, s, kernels);
+  cph_trace_host(&ctx->trace, "order", -1, t);
+  t = cph_now();
   if (!st)
     st = cut_launches(ctx, dbl, stage, s, kernels);
+  cph_trace_host(&ctx->trace, "cut", -1, t);
+  t = cph_now();
   const cph_bufctx *c = &ctx->bufs;
   if (!st)
     st = cph_hostbuf_ensure(c, &s->pairs, 16 * s->n_slots,
@@ -436,7 +446,10 @@ clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
   if (!st)
     st = cph_hostbuf_ensure(c, &s->groups, 8 * s->n_groups,
                             "staging the group list");
+  cph_trace_host(&ctx->trace, "lists", -1, t);
+  t = cph_now();
   if (!st)
     st = fill_launches(ctx, stage, s);
+  cph_trace_host(&ctx->trace, "fill", -1, t);
   return st;
 }
