@@ -1,8 +1,19 @@
 #include "engine/pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "base/clock.h"
+
+/* Threads wait this long for the next call (workers) or for the last
+ * worker (the caller) before they sleep on a condition variable. A compute
+ * call makes dozens of parallel fors a few hundred microseconds apart (a
+ * radix sort alone makes eight); waking sleeping threads for each cost
+ * more than the work on a 16-core VM: 2.3 ms per 123k-pair sort with 16
+ * threads, against 0.9 ms with 4 (H100 host, hc workload). */
+#define SPIN_SECONDS 200e-6
 
 struct cph_pool {
   pthread_mutex_t lock;
@@ -15,10 +26,41 @@ struct cph_pool {
   void (*fn)(void *, size_t);
   void *arg;
   size_t next, n;
-  unsigned busy;
-  unsigned long generation;
-  int stop;
+  /* Changed under the lock; read without it while spinning. */
+  atomic_uint busy;
+  atomic_ulong generation;
+  atomic_int stop;
 };
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* Spin (without the lock) until done(p, v) or SPIN_SECONDS pass. */
+static int spin_until(cph_pool *p, int (*done)(cph_pool *, unsigned long),
+                      unsigned long v) {
+  const double end = cph_now() + SPIN_SECONDS;
+  for (unsigned i = 0;; i++) {
+    if (done(p, v))
+      return 1;
+    if ((i & 63) == 63 && cph_now() > end)
+      return 0;
+    cpu_relax();
+  }
+}
+
+static int new_call(cph_pool *p, unsigned long seen) {
+  return atomic_load(&p->stop) || atomic_load(&p->generation) != seen;
+}
+
+static int all_left(cph_pool *p, unsigned long unused) {
+  (void)unused;
+  return atomic_load(&p->busy) == 0;
+}
 
 /* Take and run tasks until none is left. Called with the lock held;
  * returns with it held. */
@@ -38,7 +80,12 @@ static void *worker(void *arg) {
   unsigned long seen = 0;
   pthread_mutex_lock(&p->lock);
   for (;;) {
-    while (!p->stop && p->generation == seen)
+    if (!new_call(p, seen)) {
+      pthread_mutex_unlock(&p->lock);
+      spin_until(p, new_call, seen);
+      pthread_mutex_lock(&p->lock);
+    }
+    while (!new_call(p, seen))
       pthread_cond_wait(&p->work, &p->lock);
     if (p->stop)
       break;
@@ -116,6 +163,11 @@ void cph_pool_for(cph_pool *p, size_t n, void (*fn)(void *arg, size_t i),
   p->generation++;
   pthread_cond_broadcast(&p->work);
   drain(p);
+  if (p->busy > 0) {
+    pthread_mutex_unlock(&p->lock);
+    spin_until(p, all_left, 0);
+    pthread_mutex_lock(&p->lock);
+  }
   while (p->busy > 0)
     pthread_cond_wait(&p->done, &p->lock);
   pthread_mutex_unlock(&p->lock);
