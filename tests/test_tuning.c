@@ -599,34 +599,41 @@ static void test_bins(void) {
  * within the lane groups, the limit, and whole warps per tile slot where
  * the kernel idles slots with branches (NVIDIA 32, AMD 64 lanes). */
 static void test_coop(void) {
+/* A lane-group or vector variant (fma: the scaled fused form). */
+#define V(G, C, WG, SH, FMA, SEQ, MAXREG, VEC)                                 \
+  {                                                                            \
+    .g = G, .c = C, .wg = WG, .shuffle = SH, .fma = FMA, .scaled = FMA,        \
+    .seq = SEQ, .maxreg = MAXREG, .vec = VEC                                   \
+  }
   static const struct {
     cph_variant v;
     uint32_t tiles;
     unsigned max, want;
   } cases[] = {
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 1, 0, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 2, 0, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 3, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 40, 0, 4},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 40, 2, 2},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 40, 1, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 40, 3, 2},
-      {{32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 5, 0, 2},
-      {{8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0, 0, 0}, 40, 0, 4},
-      {{8, 16, 128, CPH_SHUFFLE_AMD, 1, 1, 0, 0, 0, 0}, 40, 0, 2},
-      {{32, 16, 64, CPH_SHUFFLE_AMD, 1, 1, 0, 0, 0, 0}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 0}, 7, 0, 8},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 0}, 40, 0, 8},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 1, 0, 1},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 2, 0, 2},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 3, 0, 4},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 40, 0, 4},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 40, 2, 2},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 40, 1, 1},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 40, 3, 2},
+      {V(32, 12, 64, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 5, 0, 2},
+      {V(8, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 0, 0, 0), 40, 0, 4},
+      {V(8, 16, 128, CPH_SHUFFLE_AMD, 1, 0, 0, 0), 40, 0, 2},
+      {V(32, 16, 64, CPH_SHUFFLE_AMD, 1, 0, 0, 0), 40, 0, 1},
+      {V(8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0), 7, 0, 8},
+      {V(8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0), 40, 0, 8},
       /* 24 lane groups */
-      {{4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 0}, 40, 0, 8},
+      {V(4, 4, 96, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0), 40, 0, 8},
       /* Long-read variants run their tiles one after the other. */
-      {{32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 168, 0, 0}, 2, 0, 1},
-      {{32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 1, 0, 0, 0}, 40, 0, 1},
-      {{8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 0, 1, 0, 0, 0}, 40, 0, 1},
+      {V(32, 16, 32, CPH_SHUFFLE_NVIDIA, 1, 1, 168, 0), 2, 0, 1},
+      {V(32, 16, 128, CPH_SHUFFLE_NVIDIA, 1, 1, 0, 0), 40, 0, 1},
+      {V(8, 4, 64, CPH_SHUFFLE_LOCAL, 0, 1, 0, 0), 40, 0, 1},
       /* So do vector variants (one work-item computes a pair's tiles). */
-      {{16, 16, 1, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 1}, 40, 0, 1},
-      {{1, 16, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 0, 0, 1}, 40, 0, 1},
+      {V(16, 16, 1, CPH_SHUFFLE_LOCAL, 0, 0, 0, 1), 40, 0, 1},
+      {V(1, 16, 64, CPH_SHUFFLE_LOCAL, 0, 0, 0, 1), 40, 0, 1},
   };
+#undef V
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const cph_variant *v = &cases[i].v;
     unsigned got = cph_variant_coop(v, cases[i].tiles, cases[i].max);
@@ -675,6 +682,37 @@ static void test_derived_double(void) {
   unlink(path);
 }
 
+/* Float programs flush denormals on CPUs only (GKL's float pass runs with
+ * FTZ; CPUs pay for denormals, GPUs do not): the variants say so and
+ * their build options carry -cl-denorms-are-zero; double programs never
+ * flush. */
+static void test_flush_denormals(void) {
+  clear_env();
+  for (int type = 0; type < 2; type++) {
+    cph_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.info.name, sizeof d.info.name, type ? "some gpu" : "some cpu");
+    d.info.type = type ? CLPHMM_DEVICE_GPU : CLPHMM_DEVICE_CPU;
+    d.info.local_mem_bytes = 64 * 1024;
+    d.info.has_fp64 = 1;
+    d.max_work_group_size = 1024;
+    for (int dbl = 0; dbl < 2; dbl++) {
+      cph_variant_set set;
+      const int ok = cph_plan_variants(&d, dbl, 1, &set) == CLPHMM_SUCCESS;
+      CHECK(ok && set.n > 0, "plan: %s", cph_error_message());
+      const int want = !type && !dbl;
+      for (size_t i = 0; ok && i < cph_plan_count(&set); i++) {
+        char opts[1024];
+        cph_variant_options(&set.v[i], dbl, opts, sizeof opts);
+        const int has = strstr(opts, "-cl-denorms-are-zero") != NULL;
+        CHECK(set.v[i].ftz == want && has == want,
+              "%s %s variant %zu: ftz %d, options '%s'", d.info.name,
+              dbl ? "double" : "float", i, set.v[i].ftz, opts);
+      }
+    }
+  }
+}
+
 int main(void) {
   test_bins();
   test_coop();
@@ -691,6 +729,7 @@ int main(void) {
   test_env();
   test_update();
   test_device_plan();
+  test_flush_denormals();
   test_derived_double();
   test_path();
   char cmd[400];

@@ -38,6 +38,9 @@ typedef struct cph_variant {
   int small;       /* small-call variant (":small"): serves every pair of a
                       chunk too small to fill the device (see plan.h) */
   int vec;         /* the vector kernel: one pair per vector lane */
+  int ftz;         /* float programs flush denormals (-cl-denorms-are-zero):
+                      CPUs, where GKL's float pass flushes too (FTZ) and a
+                      denormal costs a hundred cycles (see plan.c) */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the

@@ -107,6 +107,14 @@ static clphmm_status variants_of(const cph_device *dev,
         set->v[i].vec ? CPH_SHUFFLE_LOCAL : (cph_shuffle)c->entry.shuffle;
     set->v[i].fma = c->entry.fma;
     set->v[i].scaled = scaled;
+    /* GKL runs its float pass with FTZ set (PAIRHMM_SPEC 6.1): cells below
+     * FLT_MIN become 0, which only touches paths far below the result
+     * (below 1e-10 of it for any result the float pass keeps). CPUs pay
+     * about a hundred cycles per denormal operand: on a 16-core Xeon
+     * (PoCL 5.0) 10s.in ran at 6.3 GCUPS without flushing, 34.9 with.
+     * GPUs keep IEEE denormals (free there; their results stay as
+     * measured). Double programs never flush (Java's semantics). */
+    set->v[i].ftz = !dbl && dev->info.type == CLPHMM_DEVICE_CPU;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
