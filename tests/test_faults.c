@@ -225,7 +225,7 @@ static void test_disabled(void) {
   setenv("POCL_KERNEL_CACHE", "0", 1);
   ctx = open_ctx(CLPHMM_PRECISION_FLOAT, NULL, 0);
   d = diag(ctx);
-  if (ctx && contains(ctx->dev.info.platform, "Portable Computing Language"))
+  if (ctx && contains(ctx->eng[0]->dev.info.platform, "Portable Computing Language"))
     CHECK(!d.cache_enabled && contains(d.detail, "POCL_KERNEL_CACHE=0"),
           "PoCL uncached: enabled %d, detail '%s'", d.cache_enabled, d.detail);
   clphmm_context_destroy(ctx);
@@ -453,8 +453,8 @@ static void test_build_fallback(void) {
   shim("clBuildProgram~-DCPH_G=16 ");
   clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
   int has16 = 0;
-  for (size_t v = 0; ctx && v < ctx->variants[0].n; v++)
-    has16 |= ctx->variants[0].v[v].g == 16;
+  for (size_t v = 0; ctx && v < ctx->eng[0]->variants[0].n; v++)
+    has16 |= ctx->eng[0]->variants[0].v[v].g == 16;
   CHECK(has16, "no 16-lane variant to break");
   compute_check(ctx, "16-lane variants replaced");
   clphmm_diagnostics d = diag(ctx);
@@ -474,7 +474,7 @@ static void test_build_fallback(void) {
   unsetenv("CLPHMM_SHUFFLE");
   compute_check(ctx, "nvidia shuffles replaced");
   d = diag(ctx);
-  if (ctx && !contains(ctx->dev.info.vendor, "NVIDIA"))
+  if (ctx && !contains(ctx->eng[0]->dev.info.vendor, "NVIDIA"))
     CHECK(d.variant_fallbacks > 0 && contains(d.detail, "nvidia") &&
               contains(d.detail, "local"),
           "nvidia backend off NVIDIA: %llu fallbacks, detail '%s'",
