@@ -192,8 +192,9 @@ CLPHMM_API clphmm_status clphmm_context_device(const clphmm_context *context,
 /* The number of devices of a context (0 for NULL), and device `i` of them,
  * in the order of the selector list. */
 CLPHMM_API size_t clphmm_context_device_count(const clphmm_context *context);
-CLPHMM_API clphmm_status clphmm_context_device_at(
-    const clphmm_context *context, size_t i, clphmm_device_info *info);
+CLPHMM_API clphmm_status clphmm_context_device_at(const clphmm_context *context,
+                                                  size_t i,
+                                                  clphmm_device_info *info);
 
 /* Compute every pair of every batch on the context's device, in its
  * precision mode. On error (invalid input included) nothing is written to

@@ -580,7 +580,8 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
         p ? "double" : "float", differ, n);
   for (int d = 0; d < 2; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
-      CHECK(!vec->eng[0]->kernels[d][v].kernel || !vec->eng[0]->kernels[d][v].prep,
+      CHECK(!vec->eng[0]->kernels[d][v].kernel ||
+                !vec->eng[0]->kernels[d][v].prep,
             "a vector variant's program has the row preparation");
   CHECK(vec->eng[0]->kernels[0][2].kernel || vec->eng[0]->kernels[1][2].kernel,
         "the 16-row vector variant was not built");
@@ -629,7 +630,8 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   }
   if (ok <= 0)
     return;
-  CHECK(host->eng[0]->host_prep && !dev->eng[0]->host_prep, "CLPHMM_HOST_PREP not honoured");
+  CHECK(host->eng[0]->host_prep && !dev->eng[0]->host_prep,
+        "CLPHMM_HOST_PREP not honoured");
   gen g = {0};
   size_t lens[64];
   const size_t nl = edge_lengths(vset(dev), lens);

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opencl/cache.h"
 #include "engine/context.h"
+#include "opencl/cache.h"
 #include "test_util.h"
 #include "workload.h"
 
@@ -225,7 +225,8 @@ static void test_disabled(void) {
   setenv("POCL_KERNEL_CACHE", "0", 1);
   ctx = open_ctx(CLPHMM_PRECISION_FLOAT, NULL, 0);
   d = diag(ctx);
-  if (ctx && contains(ctx->eng[0]->dev.info.platform, "Portable Computing Language"))
+  if (ctx &&
+      contains(ctx->eng[0]->dev.info.platform, "Portable Computing Language"))
     CHECK(!d.cache_enabled && contains(d.detail, "POCL_KERNEL_CACHE=0"),
           "PoCL uncached: enabled %d, detail '%s'", d.cache_enabled, d.detail);
   clphmm_context_destroy(ctx);

@@ -68,8 +68,8 @@ static void test_selectors(void) {
     clphmm_device_info a, b;
     CHECK_STATUS(clphmm_context_device_at(ctx, 0, &a), CLPHMM_SUCCESS, ctx);
     CHECK_STATUS(clphmm_context_device_at(ctx, 1, &b), CLPHMM_SUCCESS, ctx);
-    CHECK(a.index == 0 && b.index == 0, "'0, 0': devices %zu and %zu",
-          a.index, b.index);
+    CHECK(a.index == 0 && b.index == 0, "'0, 0': devices %zu and %zu", a.index,
+          b.index);
     CHECK_STATUS(clphmm_context_device_at(ctx, 2, &a),
                  CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
     clphmm_diagnostics d;
@@ -90,8 +90,9 @@ static void test_selectors(void) {
   if (ctx) {
     size_t want = gpus ? gpus : count;
     want = want > CLPHMM_MAX_DEVICES ? CLPHMM_MAX_DEVICES : want;
-    CHECK(clphmm_context_device_count(ctx) == want, "'all': %zu devices, not %zu",
-          clphmm_context_device_count(ctx), want);
+    CHECK(clphmm_context_device_count(ctx) == want,
+          "'all': %zu devices, not %zu", clphmm_context_device_count(ctx),
+          want);
     clphmm_context_destroy(ctx);
   }
   /* One selector: one device, as before. */
@@ -156,11 +157,12 @@ static void check_stats(clphmm_context *ctx, const workload *w,
   CHECK(pairs == s.pairs, "%s: devices' pairs %llu, total %llu", what,
         (unsigned long long)pairs, (unsigned long long)s.pairs);
   CHECK(cells == s.cells && cells == workload_cells(w),
-        "%s: devices' cells %llu, total %llu", what,
-        (unsigned long long)cells, (unsigned long long)s.cells);
-  CHECK(rescued == s.rescued_pairs, "%s: devices' rescued pairs %llu, "
-        "total %llu", what, (unsigned long long)rescued,
-        (unsigned long long)s.rescued_pairs);
+        "%s: devices' cells %llu, total %llu", what, (unsigned long long)cells,
+        (unsigned long long)s.cells);
+  CHECK(rescued == s.rescued_pairs,
+        "%s: devices' rescued pairs %llu, "
+        "total %llu",
+        what, (unsigned long long)rescued, (unsigned long long)s.rescued_pairs);
   CHECK(chunks == s.chunks, "%s: devices' chunks %llu, total %llu", what,
         (unsigned long long)chunks, (unsigned long long)s.chunks);
 }
@@ -277,9 +279,9 @@ int main(void) {
          (unsigned long long)workload_cells(&w));
   for (int p = 0; p < 2; p++) {
     double *ref = workload_out(&w, 0);
-    CHECK_STATUS(clphmm_reference(w.batches, w.n_batches, (clphmm_precision)p,
-                                  ref),
-                 CLPHMM_SUCCESS, NULL);
+    CHECK_STATUS(
+        clphmm_reference(w.batches, w.n_batches, (clphmm_precision)p, ref),
+        CLPHMM_SUCCESS, NULL);
     test_split(&w, (clphmm_precision)p, ref);
     free(ref);
   }

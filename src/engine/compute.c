@@ -418,14 +418,12 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
 static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   cph_engine *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  cursor cur = {c->batches, c->n_batches,
-                0,          0,
-                0,          0,
-                0,          0,
-                0,          dbl ? sizeof(double) : sizeof(float),
-                c->n_batches, 0};
-  if (c->sh) /* empty: everything comes from the share */
-    cur.end_batch = 0;
+  /* In a shared call the cursor's range starts empty: everything comes
+   * from the share. */
+  cursor cur = {.batches = c->batches,
+                .n_batches = c->n_batches,
+                .real_size = dbl ? sizeof(double) : sizeof(float),
+                .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, parts, &cur);
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
@@ -594,9 +592,8 @@ static void reset_stats(cph_engine *ctx) {
   }
 }
 
-clphmm_status cph_engine_compute(cph_engine *ctx,
-                                 const clphmm_batch *batches, size_t n_batches,
-                                 double *out) {
+clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
+                                 size_t n_batches, double *out) {
   const double t0 = cph_now();
   size_t n_pairs;
   uint64_t cells;
@@ -644,8 +641,8 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
   const double t0 = cph_now();
   clphmm_stats before = ctx->stats;
   reset_stats(ctx);
-  call c = {ctx, sh->batches, sh->n_batches, sh->results, NULL, 0, 0, 0,
-            NULL, 0, sh, me};
+  call c = {ctx, sh->batches, sh->n_batches, sh->results, NULL, 0,
+            0,   0,           NULL,          0,           sh,   me};
   ctx->chunk_div = 1;
   clphmm_status rc = main_pass(&c, sh->cells, sh->parts);
   pthread_mutex_lock(&sh->lock);

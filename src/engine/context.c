@@ -138,8 +138,7 @@ static clphmm_status engine_create(const clphmm_options *o,
                               : ctx->dev.info.global_mem_bytes / 2;
   if (!st)
     open_cache(ctx, o->cache_dir);
-  if (!st && o->precision == CLPHMM_PRECISION_DOUBLE &&
-      !ctx->dev.info.has_fp64)
+  if (!st && o->precision == CLPHMM_PRECISION_DOUBLE && !ctx->dev.info.has_fp64)
     st = cph_error(CLPHMM_ERROR_NO_DEVICE,
                    "%s has no double precision (cl_khr_fp64); use float "
                    "precision or another device",
@@ -184,7 +183,8 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
   pthread_mutex_init(&ctx->build_lock, NULL);
   ctx->precision = o.precision;
   size_t n = 0;
-  clphmm_status st = cph_device_select_list(o.device, devs, CPH_MAX_ENGINES, &n);
+  clphmm_status st =
+      cph_device_select_list(o.device, devs, CPH_MAX_ENGINES, &n);
   /* Engines share the cores for their host stages; only the first one
    * traces (one timeline per file). */
   long cores = sysconf(_SC_NPROCESSORS_ONLN);

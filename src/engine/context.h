@@ -94,11 +94,11 @@ typedef struct cph_engine {
 struct clphmm_context {
   pthread_mutex_t lock; /* one compute call at a time */
   clphmm_precision precision;
-  size_t n;                       /* engines, one per device named */
+  size_t n; /* engines, one per device named */
   cph_engine *eng[CPH_MAX_ENGINES];
-  pthread_mutex_t build_lock;     /* cph_engine.build_lock (n > 1) */
-  clphmm_stats stats;             /* n > 1: the last call's, combined */
-  clphmm_diagnostics diag;        /* n > 1: the context's own notes */
+  pthread_mutex_t build_lock; /* cph_engine.build_lock (n > 1) */
+  clphmm_stats stats;         /* n > 1: the last call's, combined */
+  clphmm_diagnostics diag;    /* n > 1: the context's own notes */
   char error[CPH_ERROR_MAX];
 };
 
@@ -136,19 +136,19 @@ typedef struct cph_range {
 struct cph_share {
   const clphmm_batch *batches;
   size_t n_batches;
-  uint64_t cells;    /* the call's: chunks are sized on cells / parts */
-  unsigned parts;    /* engines that share the call */
-  double *results;   /* the call's results, by pair */
+  uint64_t cells;  /* the call's: chunks are sized on cells / parts */
+  unsigned parts;  /* engines that share the call */
+  double *results; /* the call's results, by pair */
   pthread_mutex_t lock;
   pthread_cond_t cond;
-  cph_range next;    /* the queue: the rest of the input */
-  cph_range *redo;   /* ranges to redo, taken before the queue */
+  cph_range next;  /* the queue: the rest of the input */
+  cph_range *redo; /* ranges to redo, taken before the queue */
   size_t n_redo, cap_redo;
   /* Per engine, the ranges it took in its current pass: redone by the
    * others when it fails. */
   cph_range *taken[CPH_MAX_ENGINES];
   size_t n_taken[CPH_MAX_ENGINES], cap_taken[CPH_MAX_ENGINES];
-  int stop;          /* a call error: take nothing more */
+  int stop; /* a call error: take nothing more */
 };
 
 /* Engine operations for multi.c (context.c): recreate the OpenCL context

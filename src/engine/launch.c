@@ -242,8 +242,7 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s) {
   return rc;
 }
 
-static clphmm_status launch(cph_engine *ctx, cph_slot *s,
-                            const cph_launch *L) {
+static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L) {
   cph_devset *d = &ctx->d;
   const cl_uint bound_cols = L->bound_cols, coop = L->coop;
   const cl_uint first_slot = (cl_uint)L->first_slot,

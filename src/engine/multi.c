@@ -121,12 +121,12 @@ static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
 typedef struct multi_call {
   clphmm_context *ctx;
   cph_share sh;
-  size_t busy;              /* engines in a pass (under sh.lock) */
-  clphmm_status err;        /* the call's error (input, host), first one */
+  size_t busy;       /* engines in a pass (under sh.lock) */
+  clphmm_status err; /* the call's error (input, host), first one */
   char err_msg[CPH_ERROR_MAX];
-  clphmm_stats stats;       /* totals (under sh.lock) */
-  size_t dropped_now;       /* engines dropped in this call */
-  clphmm_status last_drop;  /* the status of the last drop */
+  clphmm_stats stats;      /* totals (under sh.lock) */
+  size_t dropped_now;      /* engines dropped in this call */
+  clphmm_status last_drop; /* the status of the last drop */
 } multi_call;
 
 typedef struct worker {
@@ -163,8 +163,9 @@ static void *work(void *arg) {
     const double t0 = cph_now();
     clphmm_status st = CLPHMM_SUCCESS;
     if (e->broken && cph_engine_reset(e) != CLPHMM_SUCCESS)
-      st = cph_error(CLPHMM_ERROR_OPENCL, "recreating its OpenCL context "
-                                          "failed: %s",
+      st = cph_error(CLPHMM_ERROR_OPENCL,
+                     "recreating its OpenCL context "
+                     "failed: %s",
                      cph_error_message());
     if (!st)
       st = cph_engine_compute_shared(e, sh, me);
@@ -499,8 +500,7 @@ void cph_multi_diagnostics(const clphmm_context *ctx, clphmm_diagnostics *d) {
     d->resets += x->resets;
     d->devices_dropped += e->dropped != 0;
     if (x->detail[0]) {
-      cph_diag_note(d, "device %zu of the context (%s):", i,
-                    e->dev.info.name);
+      cph_diag_note(d, "device %zu of the context (%s):", i, e->dev.info.name);
       size_t used = strlen(d->detail);
       snprintf(d->detail + used, sizeof d->detail - used, "%s", x->detail);
     }

@@ -296,8 +296,7 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
                        "device list '%s': item %zu is empty", sel, item + 1);
     if (len >= sizeof one)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                       "device list '%s': item %zu is too long", sel,
-                       item + 1);
+                       "device list '%s': item %zu is too long", sel, item + 1);
     memcpy(one, p, len);
     one[len] = '\0';
     if (is_all(one, len)) {
