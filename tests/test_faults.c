@@ -591,6 +591,89 @@ static void test_mid_run(void) {
   clphmm_context_destroy(ctx);
 }
 
+/* ---- several devices ----------------------------------------------------- */
+
+/* The first device twice, the workload cut into small chunks that the two
+ * engines share: a launch that fails on one of them drops it, and the
+ * other redoes its work; every device failing fails the call. */
+static void test_multi_device(void) {
+  shim("");
+  setenv("CLPHMM_CHUNK_CELLS", "400000", 1);
+  clphmm_options o;
+  clphmm_options_init(&o);
+  o.device = "0,0";
+  o.cache_dir = g_cache;
+  clphmm_context *ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  if (!ctx) {
+    unsetenv("CLPHMM_CHUNK_CELLS");
+    return;
+  }
+  double *before = compute_ok(ctx, "two devices");
+  clphmm_stats s;
+  CHECK_STATUS(clphmm_context_stats(ctx, &s), CLPHMM_SUCCESS, ctx);
+  CHECK(s.chunks > 4, "two devices: %llu chunks, not split",
+        (unsigned long long)s.chunks);
+
+  /* The third launch fails, on whichever device makes it. */
+  shim("clEnqueueNDRangeKernel@3");
+  double *after = compute_ok(ctx, "one device fails mid-run");
+  CHECK(before && after &&
+            memcmp(before, after, g_work.n_pairs * sizeof *after) == 0,
+        "one device fails mid-run: results differ from both devices'");
+  const clphmm_diagnostics d = diag(ctx);
+  CHECK(d.devices == 2 && d.devices_dropped == 1, "%zu of %zu devices dropped",
+        d.devices_dropped, d.devices);
+  CHECK(contains(d.detail, "dropped") &&
+            contains(d.detail, "clEnqueueNDRangeKernel") &&
+            contains(d.detail, ctx->eng[0]->dev.info.name),
+        "diagnostics do not say which device was dropped and why: %s",
+        d.detail);
+  CHECK(contains(clphmm_last_error(ctx), "not an error") &&
+            contains(clphmm_last_error(ctx), "dropped"),
+        "last error after a drop: %s", clphmm_last_error(ctx));
+  CHECK_STATUS(clphmm_context_stats(ctx, &s), CLPHMM_SUCCESS, ctx);
+  uint64_t pairs = 0;
+  int dropped = 0;
+  for (size_t i = 0; i < s.n_devices; i++) {
+    pairs += s.devices[i].pairs;
+    dropped += s.devices[i].dropped;
+  }
+  CHECK(s.n_devices == 2 && dropped == 1 && pairs == g_work.n_pairs &&
+            s.pairs == g_work.n_pairs,
+        "stats after a drop: %zu devices, %d dropped, %llu of %zu pairs",
+        s.n_devices, dropped, (unsigned long long)pairs, g_work.n_pairs);
+  /* The dropped device stays out; the other one carries on. */
+  shim("");
+  free(compute_ok(ctx, "after a drop"));
+  CHECK(diag(ctx).devices_dropped == 1, "dropped device came back");
+
+  /* Every launch fails: the call fails, naming every device, and the
+   * output is untouched; the next call tries every device again. */
+  clphmm_context_destroy(ctx);
+  ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  if (ctx) {
+    static const char *const all[] = {"every device", "device 0", "device 1",
+                                      "clEnqueueNDRangeKernel", NULL};
+    shim("clEnqueueNDRangeKernel");
+    compute_fails(ctx, CLPHMM_ERROR_OPENCL, "every device fails", all);
+    CHECK(diag(ctx).devices_dropped == 2, "not every device dropped");
+    shim("");
+    double *again = compute_ok(ctx, "after every device failed");
+    CHECK(before && again &&
+              memcmp(before, again, g_work.n_pairs * sizeof *again) == 0,
+          "after every device failed: results differ");
+    CHECK(diag(ctx).devices_dropped == 0, "devices still dropped");
+    free(again);
+  }
+  shim("");
+  clphmm_context_destroy(ctx);
+  free(before);
+  free(after);
+  unsetenv("CLPHMM_CHUNK_CELLS");
+}
+
 /* ---- no platform, no device ---------------------------------------------- */
 
 static void test_no_platform(void) {
@@ -713,6 +796,8 @@ int main(void) {
   stamp("test_memory");
   test_mid_run();
   stamp("test_mid_run");
+  test_multi_device();
+  stamp("test_multi_device");
   test_no_platform();
   stamp("test_no_platform");
   remove_tree(g_base);
