@@ -671,6 +671,35 @@ static void test_multi_device(void) {
   clphmm_context_destroy(ctx);
   free(before);
   free(after);
+
+  /* Kernels are compiled once per kind of device: with empty caches, two
+   * engines of one device compile what one engine compiles (the second
+   * loads them from the cache), and give the same bits. */
+  char one_dir[1100], two_dir[1100];
+  scratch_path(one_dir, sizeof one_dir, "multi-one");
+  scratch_path(two_dir, sizeof two_dir, "multi-two");
+  clphmm_context *one = open_ctx(CLPHMM_PRECISION_FLOAT, one_dir, 0);
+  o.cache_dir = two_dir;
+  ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  double *a = compute_ok(one, "one device, cold cache");
+  double *b = compute_ok(ctx, "two devices, cold cache");
+  CHECK(a && b && memcmp(a, b, g_work.n_pairs * sizeof *a) == 0,
+        "cold caches: two devices differ from one");
+  if (one && ctx) {
+    const clphmm_diagnostics d1 = diag(one), d2 = diag(ctx);
+    CHECK(d2.programs_compiled <= d1.programs_compiled &&
+              d2.programs_loaded > 0,
+          "two engines compiled %llu programs and loaded %llu, one engine "
+          "compiled %llu",
+          (unsigned long long)d2.programs_compiled,
+          (unsigned long long)d2.programs_loaded,
+          (unsigned long long)d1.programs_compiled);
+  }
+  free(a);
+  free(b);
+  clphmm_context_destroy(one);
+  clphmm_context_destroy(ctx);
   unsetenv("CLPHMM_CHUNK_CELLS");
 }
 
