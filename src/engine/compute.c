@@ -110,11 +110,7 @@ static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
       bytes += pbytes;
       cur->out += (r - cur->read) * bt->n_haplotypes;
     }
-    if (r < n_reads) {
-      cur->read = r;
-      break;
-    }
-    if (r < bt->n_reads) { /* the range ends inside this batch */
+    if (r < bt->n_reads) { /* a bound, or the range's end, was reached */
       cur->read = r;
       break;
     }
@@ -640,6 +636,9 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
                                         size_t me) {
   const double t0 = cph_now();
   clphmm_stats before = ctx->stats;
+  /* The timeline's call is this engine's pass (its part of the cells is
+   * not known yet: the call's are given). */
+  cph_trace_call(&ctx->trace, t0, 0, (unsigned long long)sh->cells);
   reset_stats(ctx);
   call c = {ctx, sh->batches, sh->n_batches, sh->results, NULL, 0,
             0,   0,           NULL,          0,           sh,   me};

@@ -115,10 +115,12 @@ void cph_engine_release(cph_engine *ctx);
 clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
                                  size_t n_batches, double *out);
 
-/* The share of one engine in a call split between engines (multi.c): it
- * takes chunks from the call's shared queue (cph_share_take) until none is
- * left, writing results straight into the share's result array, and
- * rescues its own float results in double. The batches are validated. */
+/* One pass of an engine over a call split between engines (multi.c): it
+ * takes chunks from the call's shared queue (the ranges to redo first)
+ * until none is left, writes their results straight into the share's
+ * result array, and rescues its own float results in double. The batches'
+ * shapes are validated (their bases and qualities are checked while
+ * staged). The statistics are the pass's, without pairs and cells. */
 clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
                                         size_t me);
 
