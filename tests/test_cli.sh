@@ -736,6 +736,21 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
   fi
   CLPHMM_DEVICE=0,0 same_args_output "CLPHMM_DEVICE=0,0: one device's output" \
     "$DATA/10s.in" "--device 0" ""
+  # PoCL can show two CPU devices: --device all (no GPU: every device)
+  # drives both.
+  if POCL_DEVICES="pthread pthread" "$CLI" --list-devices 2>/dev/null |
+    grep -c 'platform "Portable Computing Language"' | grep -qx 2; then
+    POCL_DEVICES="pthread pthread" same_args_output \
+      "POCL_DEVICES='pthread pthread' --device all: one device's output" \
+      "$DATA/10s.in" "--device 0" "--device all -v"
+    if grep -q '^clphmm: device 1 (1: ' "$TMP/err"; then
+      pass "--device all on two PoCL devices: both listed"
+    else
+      fail "--device all on two PoCL devices: both listed" "$(last_err)"
+    fi
+  else
+    skip "--device all on two PoCL devices (not PoCL)"
+  fi
   unset CLPHMM_CHUNK_CELLS
   run --device "0," "$TINY"
   if [ "$RC" -eq 1 ] && grep -q "item 2 is empty" "$TMP/err"; then
