@@ -3,6 +3,7 @@
  * same device, which must give the bits of a one-device context, in input
  * order, whatever the split:
  *  - selector lists: errors name the empty or unknown item; "all";
+ *    statistics before a call and a warm-up of both devices;
  *  - float and double, a workload cut into many small chunks
  *    (CLPHMM_CHUNK_CELLS) that the two engines share: bit-identical to one
  *    device, within the levels of the CPU reference;
@@ -72,8 +73,16 @@ static void test_selectors(void) {
           b.index);
     CHECK_STATUS(clphmm_context_device_at(ctx, 2, &a),
                  CLPHMM_ERROR_INVALID_ARGUMENT, NULL);
+    clphmm_stats s;
+    CHECK_STATUS(clphmm_context_stats(ctx, &s), CLPHMM_SUCCESS, ctx);
+    CHECK(s.n_devices == 2 && s.devices[1].name[0] && s.pairs == 0,
+          "'0, 0' before a call: %zu device stats", s.n_devices);
+    CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
     clphmm_diagnostics d;
     CHECK_STATUS(clphmm_context_diagnostics(ctx, &d), CLPHMM_SUCCESS, ctx);
+    CHECK(d.programs_compiled + d.programs_loaded >= 2,
+          "warm-up of two devices built %llu programs",
+          (unsigned long long)(d.programs_compiled + d.programs_loaded));
     CHECK(d.devices == 2 && d.devices_dropped == 0,
           "diagnostics: %zu devices, %zu dropped", d.devices,
           d.devices_dropped);

@@ -452,7 +452,15 @@ clphmm_status clphmm_context_stats(const clphmm_context *ctx,
     d->kernel_seconds = e->stats.kernel_seconds;
     d->busy_seconds = e->stats.wall_seconds;
   } else {
+    /* The last call's counts; names and dropped flags as they are now. */
     *stats = ctx->stats;
+    stats->n_devices = ctx->n;
+    for (size_t i = 0; i < ctx->n; i++) {
+      clphmm_device_stats *d = &stats->devices[i];
+      d->index = ctx->eng[i]->dev.info.index;
+      snprintf(d->name, sizeof d->name, "%s", ctx->eng[i]->dev.info.name);
+      d->dropped = ctx->eng[i]->dropped;
+    }
   }
   unlock(ctx);
   return CLPHMM_SUCCESS;
