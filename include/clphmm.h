@@ -148,9 +148,14 @@ typedef struct clphmm_context clphmm_context;
 
 typedef struct clphmm_options {
   /* Device selector: a decimal index into the device list, "gpu", "cpu", or
-   * a case-insensitive substring of the device name. NULL means the
-   * CLPHMM_DEVICE environment variable, else the first GPU, else the first
-   * CPU, else the first device. */
+   * a case-insensitive substring of the device name (the first device that
+   * matches). NULL means the CLPHMM_DEVICE environment variable, else the
+   * first GPU, else the first CPU, else the first device.
+   * Several devices: a comma-separated list of selectors ("0,1",
+   * "gpu,cpu", the same device twice: "0,0"; at most CLPHMM_MAX_DEVICES),
+   * or "all": every GPU, or every device when there is no GPU (also as an
+   * item of a list). One context then drives them all: see clphmm_compute.
+   * An empty item or one that matches no device is an error naming it. */
   const char *device;
   clphmm_precision precision;
   /* Upper bound on matrix cells per kernel launch; 0 = library default.
@@ -177,9 +182,19 @@ CLPHMM_API clphmm_status clphmm_context_create(const clphmm_options *options,
                                                clphmm_context **context);
 CLPHMM_API void clphmm_context_destroy(clphmm_context *context);
 
-/* The device a context runs on. */
+/* Most devices of one context. */
+#define CLPHMM_MAX_DEVICES 16
+
+/* The device a context runs on; with several devices, the first one of the
+ * list. */
 CLPHMM_API clphmm_status clphmm_context_device(const clphmm_context *context,
                                                clphmm_device_info *info);
+/* The number of devices of a context (0 for NULL), and device `i` of them,
+ * in the order of the selector list. */
+CLPHMM_API size_t clphmm_context_device_count(const clphmm_context *context);
+CLPHMM_API clphmm_status clphmm_context_device_at(const clphmm_context *context,
+                                                  size_t i,
+                                                  clphmm_device_info *info);
 
 /* Compute every pair of every batch on the context's device, in its
  * precision mode. On error (invalid input included) nothing is written to
@@ -196,7 +211,20 @@ CLPHMM_API clphmm_status clphmm_context_device(const clphmm_context *context,
  * chunk k+1 (on a pool of threads, one per core) while the device computes
  * chunk k; reads go to the device as bytes and their transitions are
  * computed there. Buffers are kept in the context and reused by later
- * calls (clphmm_context_destroy frees them). */
+ * calls (clphmm_context_destroy frees them).
+ *
+ * Several devices: a call large enough to be worth it (about 2^33 cells,
+ * or twice $CLPHMM_CHUNK_CELLS) is cut into chunks in input order that
+ * the devices take from a shared queue as they finish theirs, each with
+ * its own pipeline on its own thread and its own double rescue; smaller
+ * calls run on the first device. Results are those of one device of the
+ * same kind, bit for bit, in input order, whatever the split. A device
+ * that fails (an OpenCL error, or no kernel builds) is dropped for the
+ * rest of the context's life and its part of the call is redone on the
+ * others: the call succeeds, clphmm_last_error(context) says "not an
+ * error: ..." and which device was dropped and why, and so do the
+ * statistics and diagnostics. The call fails only when every device
+ * failed; the next call then tries every device again. */
 CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
                                         const clphmm_batch *batches,
                                         size_t n_batches, double *out);
@@ -220,6 +248,21 @@ typedef struct clphmm_bin_stats {
   uint64_t launches;
   double kernel_seconds;
 } clphmm_bin_stats;
+
+/* One device's part of a compute call. */
+typedef struct clphmm_device_stats {
+  size_t index;   /* the device's clphmm_device_info.index */
+  char name[256]; /* its name */
+  uint64_t pairs; /* pairs it computed (a dropped device's part counts
+                     on the devices that redid it) */
+  uint64_t cells;
+  uint64_t rescued_pairs;
+  uint64_t chunks;
+  double kernel_seconds;
+  double busy_seconds; /* wall time it spent on the call, failed attempts
+                          included */
+  int dropped;         /* dropped after a failure (this call or earlier) */
+} clphmm_device_stats;
 
 /* Statistics of the last successful clphmm_compute on this context. */
 typedef struct clphmm_stats {
@@ -249,6 +292,11 @@ typedef struct clphmm_stats {
   double rescue_seconds;   /* wall: the double rescue of float mode */
   double finish_seconds;   /* host: results written to `out` */
   uint64_t chunks;         /* pieces the work was cut into */
+  /* Per device of the context, in the order of the selector list (added
+   * with several devices). The totals above are their sums, except
+   * wall_seconds (the call's). */
+  size_t n_devices;
+  clphmm_device_stats devices[CLPHMM_MAX_DEVICES];
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);
@@ -280,6 +328,12 @@ typedef struct clphmm_diagnostics {
   /* Notes, oldest first, one per line: why the cache is off or read-only,
    * rejected entries, variant fallbacks (with the build error), resets. */
   char detail[4096];
+  /* Several devices (added with them): the context's devices and those
+   * dropped after a failure (detail names each, with the error; with
+   * several devices the counts above are sums and each device's notes
+   * follow a line naming it). */
+  size_t devices;
+  size_t devices_dropped;
 } clphmm_diagnostics;
 CLPHMM_API clphmm_status clphmm_context_diagnostics(
     const clphmm_context *context, clphmm_diagnostics *diagnostics);

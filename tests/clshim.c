@@ -13,8 +13,10 @@
  *                               options contain TEXT (clBuildProgram)
  *   mem=BYTES                   a device of BYTES bytes: clCreateBuffer
  *                               fails when live buffers would exceed it
- * The real library is $CPH_SHIM_REAL, else libOpenCL.so.1. */
+ * The real library is $CPH_SHIM_REAL, else libOpenCL.so.1. Calls from
+ * several threads (a context of several devices) count under one lock. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@ typedef struct buffer {
 } buffer;
 
 static cph_cl_api real;
+static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;
 static rule rules[MAX_RULES];
 static int n_rules;
@@ -155,7 +158,8 @@ static void count(const char *func) {
 }
 
 /* Should this call fail? Sets *code (the rule's, else `dflt`). */
-static int fail(const char *func, const char *text, cl_int dflt, cl_int *code) {
+static int fail_locked(const char *func, const char *text, cl_int dflt,
+                       cl_int *code) {
   init();
   count(func);
   for (int i = 0; i < n_rules; i++) {
@@ -171,6 +175,13 @@ static int fail(const char *func, const char *text, cl_int dflt, cl_int *code) {
     }
   }
   return 0;
+}
+
+static int fail(const char *func, const char *text, cl_int dflt, cl_int *code) {
+  pthread_mutex_lock(&shim_lock);
+  int f = fail_locked(func, text, dflt, code);
+  pthread_mutex_unlock(&shim_lock);
+  return f;
 }
 
 #define FAIL(dflt) fail(__func__, NULL, (dflt), &code)
@@ -358,7 +369,9 @@ SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
                                void *host, cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_MEM_OBJECT_ALLOCATION_FAILURE, err);
+  pthread_mutex_lock(&shim_lock);
   if (mem_limit && (size > mem_limit || mem_live > mem_limit - size)) {
+    pthread_mutex_unlock(&shim_lock);
     if (err)
       *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
     return NULL;
@@ -366,6 +379,7 @@ SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
   cl_mem m = real.CreateBuffer(c, f, size, host, err);
   if (m)
     track(m, size);
+  pthread_mutex_unlock(&shim_lock);
   return m;
 }
 
@@ -373,7 +387,9 @@ SHIM_API cl_int clReleaseMemObject(cl_mem m) {
   cl_int code;
   if (FAIL(CL_INVALID_MEM_OBJECT))
     return code;
+  pthread_mutex_lock(&shim_lock);
   untrack(m);
+  pthread_mutex_unlock(&shim_lock);
   return real.ReleaseMemObject(m);
 }
 

@@ -7,7 +7,7 @@ target_include_directories(cph_clshim PRIVATE ${PROJECT_SOURCE_DIR}/src
                            ${PROJECT_SOURCE_DIR}/include)
 target_include_directories(cph_clshim SYSTEM PRIVATE
                            ${CLPHMM_OPENCL_INCLUDE_DIR})
-target_link_libraries(cph_clshim PRIVATE ${CMAKE_DL_LIBS})
+target_link_libraries(cph_clshim PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
 clphmm_set_flags(cph_clshim)
 
 clphmm_add_test(test_faults test_faults.c workload.c)

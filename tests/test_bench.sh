@@ -345,10 +345,20 @@ run1 --synthetic read=64,hap=64,pairs=128 --device 0 --device reference "${FAST[
 json "$TMP/m.json"
 check "two devices: one comparison table with ratios to the first" \
   eval '[ $RC -eq 0 ] && [ "$(jget runs.1.device)" = "CPU reference" ] && grep -q "^reference .*[0-9]\.[0-9][0-9]/[0-9]" "$TMP/out" && grep -q "vs first" "$TMP/out"'
+run1 --synthetic read=64,hap=64,pairs=64 --device each "${FAST[@]}" --json "$TMP/each.json"
+json "$TMP/each.json"
+check "--device each: one run per device" \
+  eval '[ $RC -eq 0 ] && [ "$(jcount "^runs\.[0-9]+\.device=")" -eq "$N_DEV" ]'
 run1 --synthetic read=64,hap=64,pairs=64 --device all "${FAST[@]}" --json "$TMP/all.json"
 json "$TMP/all.json"
-check "--device all: one run per device" \
-  eval '[ $RC -eq 0 ] && [ "$(jcount "^runs\.[0-9]+\.device=")" -eq "$N_DEV" ]'
+check "--device all: one run, one context" \
+  eval '[ $RC -eq 0 ] && [ "$(jcount "^runs\.[0-9]+\.device=")" -eq 1 ]'
+# A context of the first device twice, in small chunks that the two share:
+# -v prints a line per device, the JSON lists them, their pairs add up.
+CLPHMM_CHUNK_CELLS=100000 run1 --synthetic mix=hc,pairs=400 --device 0,0 "${FAST[@]}" --check -v --json "$TMP/two.json"
+json "$TMP/two.json"
+check "--device 0,0: per-device lines and JSON entries that add up" \
+  eval '[ $RC -eq 0 ] && [ "$(grep -Ec "^ +device [01] \(0 .*\): pairs [0-9]+ cells .* busy [0-9.]+ ms" "$TMP/out")" -eq 2 ] && [ "$(jget runs.0.devices.0.pairs)" -ge 0 ] && [ $(($(jget runs.0.devices.0.pairs) + $(jget runs.0.devices.1.pairs))) -eq "$(jget runs.0.pairs)" ] && grep -q "^0 2 x " "$TMP/out" && awk_true "$(jget runs.0.max_abs_error) <= 1e-5"'
 run --synthetic read=20,hap=40,pairs=64 --synthetic read=200,hap=300,pairs=16 --device 0 "${FAST[@]}" -v
 check "--verbose: per-bin breakdown" \
   eval '[ $RC -eq 0 ] && [ "$(grep -c "^ *bin " "$TMP/out")" -ge 2 ]'

@@ -720,6 +720,52 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
     fail "device pipeline: 120 chunks in order; the summary has the kernel time" \
       "exit status $RC: $(last_err)"
   fi
+  # Several devices: the first device twice, in small chunks that the two
+  # share (CLPHMM_CHUNK_CELLS), gives one device's output; -v lists both.
+  export CLPHMM_CHUNK_CELLS=300000
+  for p in float double; do
+    same_args_output "--device 0,0 ($p): 10s.in output is one device's" \
+      "$DATA/10s.in" "--device 0 --precision $p" \
+      "--device 0,0 -v --precision $p"
+  done
+  if [ "$(grep -c '^clphmm: device [01] (0: .*pairs.*busy' "$TMP/err")" -eq 2 ]
+  then
+    pass "--device 0,0 -v: a summary line per device"
+  else
+    fail "--device 0,0 -v: a summary line per device" "$(last_err)"
+  fi
+  CLPHMM_DEVICE=0,0 same_args_output "CLPHMM_DEVICE=0,0: one device's output" \
+    "$DATA/10s.in" "--device 0" ""
+  # PoCL can show two CPU devices: --device all (no GPU: every device)
+  # drives both.
+  if POCL_DEVICES="pthread pthread" "$CLI" --list-devices 2>/dev/null |
+    grep -c 'platform "Portable Computing Language"' | grep -qx 2; then
+    POCL_DEVICES="pthread pthread" same_args_output \
+      "POCL_DEVICES='pthread pthread' --device all: one device's output" \
+      "$DATA/10s.in" "--device 0" "--device all -v"
+    if grep -q '^clphmm: device 1 (1: ' "$TMP/err"; then
+      pass "--device all on two PoCL devices: both listed"
+    else
+      fail "--device all on two PoCL devices: both listed" "$(last_err)"
+    fi
+  else
+    skip "--device all on two PoCL devices (not PoCL)"
+  fi
+  unset CLPHMM_CHUNK_CELLS
+  run --device "0," "$TINY"
+  if [ "$RC" -eq 1 ] && grep -q "item 2 is empty" "$TMP/err"; then
+    pass "--device '0,': an error naming the empty item"
+  else
+    fail "--device '0,': an error naming the empty item" \
+      "exit status $RC: $(last_err)"
+  fi
+  run --device "0,no-such-device-xyz" "$TINY"
+  if [ "$RC" -eq 1 ] && grep -q "item 2, 'no-such-device-xyz'" "$TMP/err"; then
+    pass "--device '0,no-such-device-xyz': an error naming the item"
+  else
+    fail "--device '0,no-such-device-xyz': an error naming the item" \
+      "exit status $RC: $(last_err)"
+  fi
   rm -f "$OUTF"
   run --precision double --output "$OUTF" "$TINY"
   cp "$TMP/out" "$TMP/dev-stdout.txt"
@@ -732,7 +778,7 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
 else
   for t in "device double: tiny.in" "device float: tiny.in" \
     "device --device 0: pairhmm-testdata.txt" "device --chunk-pairs 5" \
-    "device pipeline" \
+    "device pipeline" "--device 0,0" \
     "device --output FILE"; do
     skip "$t (no OpenCL device)"
   done

@@ -223,7 +223,7 @@ static double compare(clphmm_context *ctx, const gen *g, const char *what) {
 
 /* The variant set serving the context's precision. */
 static const cph_variant_set *vset(const clphmm_context *ctx) {
-  return &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
+  return &ctx->eng[0]->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
 }
 
 static void test_bins(clphmm_context *ctx, test_rng *rng, int wild) {
@@ -332,12 +332,12 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
   clphmm_count_pairs(g.batches, g.n, &n);
   double *a = run_device(ctx, &g, n);
   double *b = run_device(ctx, &g, n);
-  uint64_t saved = ctx->max_cells;
-  ctx->max_cells = 2000;
+  uint64_t saved = ctx->eng[0]->max_cells;
+  ctx->eng[0]->max_cells = 2000;
   double *c = run_device(ctx, &g, n);
   clphmm_stats st;
   clphmm_context_stats(ctx, &st);
-  ctx->max_cells = saved;
+  ctx->eng[0]->max_cells = saved;
   CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0, "two runs differ");
   CHECK(a && c && memcmp(a, c, n * sizeof *a) == 0, "chunked run differs");
   CHECK(st.launches >= 8, "chunking made only %llu launches",
@@ -374,12 +374,12 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
     CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
-  const unsigned saved = ctx->max_coop;
-  ctx->max_coop = 1024; /* concurrent, whatever the launch's size */
+  const unsigned saved = ctx->eng[0]->max_coop;
+  ctx->eng[0]->max_coop = 1024; /* concurrent, whatever the launch's size */
   double *conc = run_device(ctx, &g, n);
-  ctx->max_coop = 1;
+  ctx->eng[0]->max_coop = 1;
   double *seq = run_device(ctx, &g, n);
-  ctx->max_coop = saved;
+  ctx->eng[0]->max_coop = saved;
   CHECK(conc && seq && memcmp(conc, seq, n * sizeof *conc) == 0,
         "concurrent and sequential tiles differ");
   free(conc);
@@ -491,7 +491,7 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
         vs->has_small);
   const cph_variant *sv = &vs->v[vs->n];
   const size_t fill = (size_t)CPH_FILL_PAIRS_PER_UNIT *
-                      small->dev.info.compute_units * (sv->wg / sv->g);
+                      small->eng[0]->dev.info.compute_units * (sv->wg / sv->g);
   for (int big = 0; big < 2; big++) {
     gen g = {0};
     size_t lens[] = {1, 15, 16, 17, 63, 64, 65, 130, 200, 260};
@@ -580,9 +580,10 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
         p ? "double" : "float", differ, n);
   for (int d = 0; d < 2; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
-      CHECK(!vec->kernels[d][v].kernel || !vec->kernels[d][v].prep,
+      CHECK(!vec->eng[0]->kernels[d][v].kernel ||
+                !vec->eng[0]->kernels[d][v].prep,
             "a vector variant's program has the row preparation");
-  CHECK(vec->kernels[0][2].kernel || vec->kernels[1][2].kernel,
+  CHECK(vec->eng[0]->kernels[0][2].kernel || vec->eng[0]->kernels[1][2].kernel,
         "the 16-row vector variant was not built");
   printf("%-9s vector kernel = lane-group kernel, bit for bit: %zu pairs\n",
          p ? "double" : "float", n);
@@ -629,7 +630,8 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   }
   if (ok <= 0)
     return;
-  CHECK(host->host_prep && !dev->host_prep, "CLPHMM_HOST_PREP not honoured");
+  CHECK(host->eng[0]->host_prep && !dev->eng[0]->host_prep,
+        "CLPHMM_HOST_PREP not honoured");
   gen g = {0};
   size_t lens[64];
   const size_t nl = edge_lengths(vset(dev), lens);

@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opencl/cache.h"
 #include "engine/context.h"
+#include "opencl/cache.h"
 #include "test_util.h"
 #include "workload.h"
 
@@ -225,7 +225,8 @@ static void test_disabled(void) {
   setenv("POCL_KERNEL_CACHE", "0", 1);
   ctx = open_ctx(CLPHMM_PRECISION_FLOAT, NULL, 0);
   d = diag(ctx);
-  if (ctx && contains(ctx->dev.info.platform, "Portable Computing Language"))
+  if (ctx &&
+      contains(ctx->eng[0]->dev.info.platform, "Portable Computing Language"))
     CHECK(!d.cache_enabled && contains(d.detail, "POCL_KERNEL_CACHE=0"),
           "PoCL uncached: enabled %d, detail '%s'", d.cache_enabled, d.detail);
   clphmm_context_destroy(ctx);
@@ -453,8 +454,8 @@ static void test_build_fallback(void) {
   shim("clBuildProgram~-DCPH_G=16 ");
   clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
   int has16 = 0;
-  for (size_t v = 0; ctx && v < ctx->variants[0].n; v++)
-    has16 |= ctx->variants[0].v[v].g == 16;
+  for (size_t v = 0; ctx && v < ctx->eng[0]->variants[0].n; v++)
+    has16 |= ctx->eng[0]->variants[0].v[v].g == 16;
   CHECK(has16, "no 16-lane variant to break");
   compute_check(ctx, "16-lane variants replaced");
   clphmm_diagnostics d = diag(ctx);
@@ -474,7 +475,7 @@ static void test_build_fallback(void) {
   unsetenv("CLPHMM_SHUFFLE");
   compute_check(ctx, "nvidia shuffles replaced");
   d = diag(ctx);
-  if (ctx && !contains(ctx->dev.info.vendor, "NVIDIA"))
+  if (ctx && !contains(ctx->eng[0]->dev.info.vendor, "NVIDIA"))
     CHECK(d.variant_fallbacks > 0 && contains(d.detail, "nvidia") &&
               contains(d.detail, "local"),
           "nvidia backend off NVIDIA: %llu fallbacks, detail '%s'",
@@ -588,6 +589,118 @@ static void test_mid_run(void) {
   shim("");
   compute_check(ctx, "after OpenCL came back");
   clphmm_context_destroy(ctx);
+}
+
+/* ---- several devices ----------------------------------------------------- */
+
+/* The first device twice, the workload cut into small chunks that the two
+ * engines share: a launch that fails on one of them drops it, and the
+ * other redoes its work; every device failing fails the call. */
+static void test_multi_device(void) {
+  shim("");
+  setenv("CLPHMM_CHUNK_CELLS", "400000", 1);
+  clphmm_options o;
+  clphmm_options_init(&o);
+  o.device = "0,0";
+  o.cache_dir = g_cache;
+  clphmm_context *ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  if (!ctx) {
+    unsetenv("CLPHMM_CHUNK_CELLS");
+    return;
+  }
+  double *before = compute_ok(ctx, "two devices");
+  clphmm_stats s;
+  CHECK_STATUS(clphmm_context_stats(ctx, &s), CLPHMM_SUCCESS, ctx);
+  CHECK(s.chunks > 4, "two devices: %llu chunks, not split",
+        (unsigned long long)s.chunks);
+
+  /* The third launch fails, on whichever device makes it. */
+  shim("clEnqueueNDRangeKernel@3");
+  double *after = compute_ok(ctx, "one device fails mid-run");
+  CHECK(before && after &&
+            memcmp(before, after, g_work.n_pairs * sizeof *after) == 0,
+        "one device fails mid-run: results differ from both devices'");
+  const clphmm_diagnostics d = diag(ctx);
+  CHECK(d.devices == 2 && d.devices_dropped == 1, "%zu of %zu devices dropped",
+        d.devices_dropped, d.devices);
+  CHECK(contains(d.detail, "dropped") &&
+            contains(d.detail, "clEnqueueNDRangeKernel") &&
+            contains(d.detail, ctx->eng[0]->dev.info.name),
+        "diagnostics do not say which device was dropped and why: %s",
+        d.detail);
+  CHECK(contains(clphmm_last_error(ctx), "not an error") &&
+            contains(clphmm_last_error(ctx), "dropped"),
+        "last error after a drop: %s", clphmm_last_error(ctx));
+  CHECK_STATUS(clphmm_context_stats(ctx, &s), CLPHMM_SUCCESS, ctx);
+  uint64_t pairs = 0;
+  int dropped = 0;
+  for (size_t i = 0; i < s.n_devices; i++) {
+    pairs += s.devices[i].pairs;
+    dropped += s.devices[i].dropped;
+  }
+  CHECK(s.n_devices == 2 && dropped == 1 && pairs == g_work.n_pairs &&
+            s.pairs == g_work.n_pairs,
+        "stats after a drop: %zu devices, %d dropped, %llu of %zu pairs",
+        s.n_devices, dropped, (unsigned long long)pairs, g_work.n_pairs);
+  /* The dropped device stays out; the other one carries on. */
+  shim("");
+  free(compute_ok(ctx, "after a drop"));
+  CHECK(diag(ctx).devices_dropped == 1, "dropped device came back");
+
+  /* Every launch fails: the call fails, naming every device, and the
+   * output is untouched; the next call tries every device again. */
+  clphmm_context_destroy(ctx);
+  ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  if (ctx) {
+    static const char *const all[] = {"every device", "device 0", "device 1",
+                                      "clEnqueueNDRangeKernel", NULL};
+    shim("clEnqueueNDRangeKernel");
+    compute_fails(ctx, CLPHMM_ERROR_OPENCL, "every device fails", all);
+    CHECK(diag(ctx).devices_dropped == 2, "not every device dropped");
+    shim("");
+    double *again = compute_ok(ctx, "after every device failed");
+    CHECK(before && again &&
+              memcmp(before, again, g_work.n_pairs * sizeof *again) == 0,
+          "after every device failed: results differ");
+    CHECK(diag(ctx).devices_dropped == 0, "devices still dropped");
+    free(again);
+  }
+  shim("");
+  clphmm_context_destroy(ctx);
+  free(before);
+  free(after);
+
+  /* Kernels are compiled once per kind of device: with empty caches, two
+   * engines of one device compile what one engine compiles (the second
+   * loads them from the cache), and give the same bits. */
+  char one_dir[1100], two_dir[1100];
+  scratch_path(one_dir, sizeof one_dir, "multi-one");
+  scratch_path(two_dir, sizeof two_dir, "multi-two");
+  clphmm_context *one = open_ctx(CLPHMM_PRECISION_FLOAT, one_dir, 0);
+  o.cache_dir = two_dir;
+  ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  double *a = compute_ok(one, "one device, cold cache");
+  double *b = compute_ok(ctx, "two devices, cold cache");
+  CHECK(a && b && memcmp(a, b, g_work.n_pairs * sizeof *a) == 0,
+        "cold caches: two devices differ from one");
+  if (one && ctx) {
+    const clphmm_diagnostics d1 = diag(one), d2 = diag(ctx);
+    CHECK(d2.programs_compiled <= d1.programs_compiled &&
+              d2.programs_loaded > 0,
+          "two engines compiled %llu programs and loaded %llu, one engine "
+          "compiled %llu",
+          (unsigned long long)d2.programs_compiled,
+          (unsigned long long)d2.programs_loaded,
+          (unsigned long long)d1.programs_compiled);
+  }
+  free(a);
+  free(b);
+  clphmm_context_destroy(one);
+  clphmm_context_destroy(ctx);
+  unsetenv("CLPHMM_CHUNK_CELLS");
 }
 
 /* ---- no platform, no device ---------------------------------------------- */
@@ -712,6 +825,8 @@ int main(void) {
   stamp("test_memory");
   test_mid_run();
   stamp("test_mid_run");
+  test_multi_device();
+  stamp("test_multi_device");
   test_no_platform();
   stamp("test_no_platform");
   remove_tree(g_base);

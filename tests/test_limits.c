@@ -42,14 +42,14 @@ static void test_max_alloc(clphmm_context *ctx) {
   double want[N_READS], got[N_READS + 1];
   CHECK_STATUS(clphmm_reference(&b, 1, CLPHMM_PRECISION_FLOAT, want),
                CLPHMM_SUCCESS, NULL);
-  uint64_t real = ctx->dev.max_alloc_bytes;
+  uint64_t real = ctx->eng[0]->dev.max_alloc_bytes;
   CHECK(real >= 1024, "the device reports a largest buffer of %llu bytes",
         (unsigned long long)real);
 
   /* The read rows take 32 bytes per base in float: 160 rows x 32 bytes
    * do not fit in 1000 bytes; the pair list (16 bytes per pair slot) and
    * the other buffers would. */
-  ctx->dev.max_alloc_bytes = 1000;
+  ctx->eng[0]->dev.max_alloc_bytes = 1000;
   for (int i = 0; i <= N_READS; i++)
     got[i] = 12345.0;
   CHECK_STATUS(clphmm_compute(ctx, &b, 1, got), CLPHMM_ERROR_TOO_LARGE, ctx);
@@ -64,7 +64,7 @@ static void test_max_alloc(clphmm_context *ctx) {
         "message: %s", msg);
 
   /* Back to the real limit: the same context computes the same input. */
-  ctx->dev.max_alloc_bytes = real;
+  ctx->eng[0]->dev.max_alloc_bytes = real;
   CHECK_STATUS(clphmm_compute(ctx, &b, 1, got), CLPHMM_SUCCESS, ctx);
   for (int i = 0; i < N_READS; i++)
     CHECK(fabs(got[i] - want[i]) < 1e-5, "pair %d: %g vs reference %g", i,

@@ -101,7 +101,10 @@ static void print_help(void) {
         "                        --list-devices list, 'gpu', 'cpu', or a\n"
         "                        case-insensitive substring of the device\n"
         "                        name (default: $CLPHMM_DEVICE, else the\n"
-        "                        first GPU, else the first CPU device)\n"
+        "                        first GPU, else the first CPU device);\n"
+        "                        several devices: a comma-separated list\n"
+        "                        of those ('0,1'), or 'all' (every GPU,\n"
+        "                        else every device)\n"
         "  -p, --precision MODE  'float' (default): Intel GKL semantics,\n"
         "                        float arithmetic, results below 1e-28\n"
         "                        recomputed in double;\n"
@@ -333,6 +336,9 @@ typedef struct progress {
   uint64_t pairs, cells;
   uint64_t chunks;
   double kernel_seconds; /* device runs: from clphmm_context_stats */
+  /* Per device of a context of several (the summary lists them). */
+  size_t n_devices;
+  clphmm_device_stats devices[CLPHMM_MAX_DEVICES];
 } progress;
 
 /* The run's progress (one run per process); errors end its line first. */
@@ -396,8 +402,20 @@ static void progress_chunk(progress *p, const clphmm_dataset *ds,
   p->cells += chunk_cells(ds);
   p->chunks++;
   clphmm_stats st;
-  if (ctx != NULL && clphmm_context_stats(ctx, &st) == CLPHMM_SUCCESS)
+  if (ctx != NULL && clphmm_context_stats(ctx, &st) == CLPHMM_SUCCESS) {
     p->kernel_seconds += st.kernel_seconds;
+    p->n_devices = st.n_devices;
+    for (size_t i = 0; i < st.n_devices && i < CLPHMM_MAX_DEVICES; i++) {
+      clphmm_device_stats *d = &p->devices[i], *c = &st.devices[i];
+      snprintf(d->name, sizeof d->name, "%s", c->name);
+      d->index = c->index;
+      d->pairs += c->pairs;
+      d->cells += c->cells;
+      d->busy_seconds += c->busy_seconds;
+      d->kernel_seconds += c->kernel_seconds;
+      d->dropped = c->dropped;
+    }
+  }
   double t = now_seconds();
   if (!p->lines || (p->chunks > 1 && t - p->last < 1.0 / PROGRESS_HZ))
     return;
@@ -428,6 +446,15 @@ static void progress_finish(progress *p, int reference) {
     fprintf(stderr, " (kernel %.3f s, %.2f GCUPS)", p->kernel_seconds,
             gcups(p->cells, p->kernel_seconds));
   fputc('\n', stderr);
+  for (size_t i = 0; p->n_devices > 1 && i < p->n_devices; i++) {
+    const clphmm_device_stats *d = &p->devices[i];
+    fprintf(stderr,
+            PROG ": device %zu (%zu: %s): %llu pairs, %.3g cells, busy "
+                 "%.3f s, kernel %.3f s%s\n",
+            i, d->index, d->name, (unsigned long long)d->pairs,
+            (double)d->cells, d->busy_seconds, d->kernel_seconds,
+            d->dropped ? ", dropped after a failure" : "");
+  }
 }
 
 /* ---- computing ----------------------------------------------------------- */

@@ -29,17 +29,19 @@
  * long-read variant: 2.0 TCUPS against 3.0 in one launch). */
 #define CHUNK_MIN_PAIRS ((uint64_t)1 << 16)
 
-/* Where the next chunk starts, and how large chunks may be. */
+/* Where the next chunk starts, where the range it is cut from ends
+ * (batch, read: exclusive), and how large chunks may be. */
 typedef struct cursor {
   const clphmm_batch *batches;
   size_t n_batches, batch, read, out;
   uint64_t max_cells, max_pairs, max_bytes, min_pairs;
   size_t real_size;
+  size_t end_batch, end_read;
 } cursor;
 
 /* The per-call state of the pipeline. */
 typedef struct call {
-  clphmm_context *ctx;
+  cph_engine *ctx;
   const clphmm_batch *batches;
   size_t n_batches;
   double *results;
@@ -48,6 +50,8 @@ typedef struct call {
   size_t rescued; /* rescue pairs submitted to the device so far */
   cph_piece *pieces;
   size_t cap_pieces;
+  cph_share *sh; /* a call split between engines, else NULL */
+  size_t me;     /* this engine's place in the share */
 } call;
 
 static uint64_t hap_cells_words(const clphmm_batch *bt, uint64_t *words) {
@@ -78,12 +82,15 @@ static int add_piece(call *c, size_t *n, cph_piece p) {
 static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
   uint64_t cells = 0, pairs = 0, bytes = 0;
   size_t n = 0;
-  while (cur->batch < cur->n_batches) {
+  while (cur->batch < cur->end_batch ||
+         (cur->batch == cur->end_batch && cur->read < cur->end_read)) {
     const clphmm_batch *bt = &cur->batches[cur->batch];
+    const size_t n_reads =
+        cur->batch == cur->end_batch ? cur->end_read : bt->n_reads;
     uint64_t words, hap_len = hap_cells_words(bt, &words);
     size_t r = cur->read;
     uint64_t pbytes = cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
-    for (; r < bt->n_reads; r++) {
+    for (; r < n_reads; r++) {
       const uint64_t len = bt->reads[r].length;
       const uint64_t rb =
           cph_stage_device_bytes(len, 0, 1, bt->n_haplotypes, cur->real_size);
@@ -103,7 +110,7 @@ static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
       bytes += pbytes;
       cur->out += (r - cur->read) * bt->n_haplotypes;
     }
-    if (r < bt->n_reads) {
+    if (r < bt->n_reads) { /* a bound, or the range's end, was reached */
       cur->read = r;
       break;
     }
@@ -244,7 +251,7 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
 static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
                                  const cph_piece *pieces, size_t n_pieces,
                                  const cph_pair *pairs, size_t n_pairs) {
-  clphmm_context *ctx = c->ctx;
+  cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
   const cph_variant *v0 = &ctx->variants[dbl].v[0];
   const int float_mode = ctx->precision == CLPHMM_PRECISION_FLOAT;
@@ -295,23 +302,29 @@ static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
   return rc;
 }
 
-/* The chunk bounds of a call of `cells` cells. */
-static void chunk_bounds(const clphmm_context *ctx, uint64_t cells,
+/* The chunk bounds of a call of `cells` cells (split between `parts`
+ * engines, each of which gets about CHUNK_PARTS chunks). */
+static void chunk_bounds(const cph_engine *ctx, uint64_t cells, unsigned parts,
                          cursor *cur) {
-  uint64_t per = cells / CHUNK_PARTS;
+  uint64_t per = cells / CHUNK_PARTS / (parts ? parts : 1);
   per = per < CHUNK_MIN_CELLS   ? CHUNK_MIN_CELLS
         : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
                                 : per;
+  uint64_t min_pairs = CHUNK_MIN_PAIRS;
+  if (ctx->chunk_cells) {
+    per = ctx->chunk_cells;
+    min_pairs = 0;
+  }
   const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
   cur->max_cells = per / div ? per / div : 1;
   cur->max_pairs = CHUNK_MAX_PAIRS / div ? CHUNK_MAX_PAIRS / div : 1;
-  cur->min_pairs = CHUNK_MIN_PAIRS / div;
+  cur->min_pairs = min_pairs / div;
   cur->max_bytes = ctx->max_device_bytes / 2 / div;
 }
 
 /* Collect the chunk in the other slot after a failure, so that nothing is
  * left in flight. */
-static void drain(clphmm_context *ctx) {
+static void drain(cph_engine *ctx) {
   if (ctx->queue)
     cph_cl.Finish(ctx->queue);
   for (int i = 0; i < CPH_SLOTS; i++)
@@ -322,7 +335,7 @@ static void drain(clphmm_context *ctx) {
  * chunk has more than one read (one read against its haplotypes, or one
  * rescue pair, is the smallest piece of work). Then everything in flight
  * is waited for and every buffer released. */
-static int can_retry(clphmm_context *ctx, clphmm_status rc, size_t n_pieces,
+static int can_retry(cph_engine *ctx, clphmm_status rc, size_t n_pieces,
                      const cph_piece *pieces) {
   if (rc != CLPHMM_ERROR_OPENCL || !ctx->alloc_failed ||
       ctx->chunk_div >= (1u << 30))
@@ -335,7 +348,7 @@ static int can_retry(clphmm_context *ctx, clphmm_status rc, size_t n_pieces,
 }
 
 /* After can_retry: release the buffers and make chunks smaller. */
-static void shrink(clphmm_context *ctx) {
+static void shrink(cph_engine *ctx) {
   cph_engine_release(ctx);
   ctx->chunk_div = ctx->chunk_div ? 2 * ctx->chunk_div : 2;
   ctx->diag.alloc_retries++;
@@ -343,23 +356,78 @@ static void shrink(clphmm_context *ctx) {
 
 static clphmm_status rescue_some(call *c, int final);
 
-/* The float or double pass over all batches. */
-static clphmm_status main_pass(call *c, uint64_t cells) {
-  clphmm_context *ctx = c->ctx;
+/* The pieces of the next chunk (none at the end) and, in `at`, where it
+ * starts, within the range it was cut from. With one engine, from the
+ * cursor; in a shared call, from the cursor's range while it lasts, then
+ * from a range to redo, else as one chunk from the shared queue. */
+static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
+  *at = *cur;
+  clphmm_status rc = next_chunk(c, cur, n);
+  cph_share *sh = c->sh;
+  if (rc || *n || !sh)
+    return rc;
+  pthread_mutex_lock(&sh->lock);
+  cph_range r;
+  if (sh->stop) {
+    pthread_mutex_unlock(&sh->lock);
+    return CLPHMM_SUCCESS;
+  }
+  if (sh->n_redo) {
+    r = sh->redo[--sh->n_redo];
+  } else {
+    /* One chunk's worth of the queue under this engine's bounds. */
+    cursor q = *cur;
+    q.batch = sh->next.batch;
+    q.read = sh->next.read;
+    q.out = sh->next.out;
+    q.end_batch = sh->next.end_batch;
+    q.end_read = sh->next.end_read;
+    rc = next_chunk(c, &q, n);
+    r = sh->next;
+    r.end_batch = q.batch;
+    r.end_read = q.read;
+    if (!rc) {
+      sh->next.batch = q.batch;
+      sh->next.read = q.read;
+      sh->next.out = q.out;
+    }
+  }
+  const int empty = r.batch == r.end_batch && r.read == r.end_read;
+  if (!rc && !empty && !cph_share_record(sh, c->me, &r))
+    rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for chunks");
+  pthread_mutex_unlock(&sh->lock);
+  if (rc || empty) {
+    *n = 0;
+    return rc;
+  }
+  cur->batch = r.batch;
+  cur->read = r.read;
+  cur->out = r.out;
+  cur->end_batch = r.end_batch;
+  cur->end_read = r.end_read;
+  *at = *cur;
+  return next_chunk(c, cur, n);
+}
+
+/* The float or double pass over all batches (with one engine) or over the
+ * chunks this engine takes (a shared call). */
+static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
+  cph_engine *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  cursor cur = {c->batches, c->n_batches,
-                0,          0,
-                0,          0,
-                0,          0,
-                0,          dbl ? sizeof(double) : sizeof(float)};
-  chunk_bounds(ctx, cells, &cur);
+  /* In a shared call the cursor's range starts empty: everything comes
+   * from the share. */
+  cursor cur = {.batches = c->batches,
+                .n_batches = c->n_batches,
+                .real_size = dbl ? sizeof(double) : sizeof(float),
+                .end_batch = c->sh ? 0 : c->n_batches};
+  chunk_bounds(ctx, cells, parts, &cur);
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   for (unsigned k = 0; !rc; k++) {
     cph_slot *s = &ctx->slots[k % 2];
-    const cursor at = cur;
+    cursor at;
     size_t n = 0;
-    rc = next_chunk(c, &cur, &n);
+    rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;
     rc = start_chunk(c, s, dbl, c->pieces, n, NULL, 0);
@@ -374,7 +442,7 @@ static clphmm_status main_pass(call *c, uint64_t cells) {
       prev = NULL;
       shrink(ctx);
       cur = at;
-      chunk_bounds(ctx, cells, &cur);
+      chunk_bounds(ctx, cells, parts, &cur);
       continue;
     }
     if (!rc && prev)
@@ -435,7 +503,7 @@ static clphmm_status rescue_on_cpus(call *c) {
 #define RESCUE_MIN_PAIRS 4096
 
 static clphmm_status rescue_some(call *c, int final) {
-  clphmm_context *ctx = c->ctx;
+  cph_engine *ctx = c->ctx;
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
   clphmm_status rc = CLPHMM_SUCCESS;
   if (s->active && (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
@@ -475,7 +543,7 @@ static clphmm_status rescue_some(call *c, int final) {
 }
 
 static clphmm_status rescue_pass(call *c) {
-  clphmm_context *ctx = c->ctx;
+  cph_engine *ctx = c->ctx;
   if (c->n_rescue == 0)
     return CLPHMM_SUCCESS;
   ctx->stats.rescued_pairs = c->n_rescue;
@@ -507,7 +575,7 @@ static clphmm_status validate(const clphmm_batch *batches, size_t n,
 }
 
 /* Zero the statistics and name the bins (one per variant). */
-static void reset_stats(clphmm_context *ctx) {
+static void reset_stats(cph_engine *ctx) {
   const cph_variant_set *vs =
       &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
   memset(&ctx->stats, 0, sizeof ctx->stats);
@@ -520,9 +588,8 @@ static void reset_stats(clphmm_context *ctx) {
   }
 }
 
-clphmm_status cph_engine_compute(clphmm_context *ctx,
-                                 const clphmm_batch *batches, size_t n_batches,
-                                 double *out) {
+clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
+                                 size_t n_batches, double *out) {
   const double t0 = cph_now();
   size_t n_pairs;
   uint64_t cells;
@@ -535,14 +602,14 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
   cph_trace_call(&ctx->trace, t0, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
-  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0};
+  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)
     rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",
                    n_pairs);
   ctx->chunk_div = 1;
   if (!rc)
-    rc = main_pass(&c, cells);
+    rc = main_pass(&c, cells, 1);
   if (!rc)
     rc = rescue_pass(&c);
   if (rc)
@@ -560,6 +627,34 @@ clphmm_status cph_engine_compute(clphmm_context *ctx,
     ctx->stats = before;
   }
   free(c.results);
+  free(c.rescue);
+  free(c.pieces);
+  return rc;
+}
+
+clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
+                                        size_t me) {
+  const double t0 = cph_now();
+  clphmm_stats before = ctx->stats;
+  /* The timeline's call is this engine's pass (its part of the cells is
+   * not known yet: the call's are given). */
+  cph_trace_call(&ctx->trace, t0, 0, (unsigned long long)sh->cells);
+  reset_stats(ctx);
+  call c = {ctx, sh->batches, sh->n_batches, sh->results, NULL, 0,
+            0,   0,           NULL,          0,           sh,   me};
+  ctx->chunk_div = 1;
+  clphmm_status rc = main_pass(&c, sh->cells, sh->parts);
+  pthread_mutex_lock(&sh->lock);
+  const int stop = sh->stop;
+  pthread_mutex_unlock(&sh->lock);
+  if (!rc && !stop)
+    rc = rescue_pass(&c);
+  if (rc)
+    drain(ctx);
+  if (!rc)
+    ctx->stats.wall_seconds = cph_now() - t0;
+  else
+    ctx->stats = before;
   free(c.rescue);
   free(c.pieces);
   return rc;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Cells per launch by default: large enough that a launch fills a big GPU
  * many times over (each launch ends with a partly idle last wave: 2^32
@@ -24,29 +25,11 @@ void clphmm_options_init(clphmm_options *o) {
   o->precision = CLPHMM_PRECISION_FLOAT;
 }
 
-/* Copy the thread's last error into the context (API boundary). */
-static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
-  if (st && ctx)
-    snprintf(ctx->error, sizeof ctx->error, "%s", cph_error_message());
-  return st;
-}
-
-/* One compute call at a time on a context; readers of what a call writes
- * wait for the call in progress (the lock is the context's, which the const API
- * cannot show). */
-static void lock(const clphmm_context *ctx) {
-  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
-}
-
-static void unlock(const clphmm_context *ctx) {
-  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
-}
-
-static clphmm_status reset(clphmm_context *ctx);
+static clphmm_status reset(cph_engine *ctx);
 static clphmm_status not_usable(void);
-static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st);
+static clphmm_status after_failure(cph_engine *ctx, clphmm_status st);
 
-static clphmm_status open_queue(clphmm_context *ctx) {
+static clphmm_status open_queue(cph_engine *ctx) {
   cl_int err;
   ctx->cl = cph_cl.CreateContext(NULL, 1, &ctx->dev.id, NULL, NULL, &err);
   if (err != CL_SUCCESS)
@@ -61,7 +44,7 @@ static clphmm_status open_queue(clphmm_context *ctx) {
   return CLPHMM_SUCCESS;
 }
 
-static void open_cache(clphmm_context *ctx, const char *dir) {
+static void open_cache(cph_engine *ctx, const char *dir) {
   cph_cache_open(&ctx->cache, dir, &ctx->dev);
   ctx->diag.cache_enabled = ctx->cache.readable;
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
@@ -71,13 +54,13 @@ static void open_cache(clphmm_context *ctx, const char *dir) {
     cph_diag_note(&ctx->diag, "%s", ctx->cache.note);
 }
 
-static void release_kernels(clphmm_context *ctx) {
+static void release_kernels(cph_engine *ctx) {
   for (int d = 0; d < 2; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
       cph_kernel_release(&ctx->kernels[d][v]);
 }
 
-static void release_cl(clphmm_context *ctx) {
+static void release_cl(cph_engine *ctx) {
   cph_engine_release(ctx);
   release_kernels(ctx);
   if (ctx->queue)
@@ -111,6 +94,80 @@ static clphmm_status env_count(const char *name, unsigned long lo,
   return CLPHMM_SUCCESS;
 }
 
+/* $CLPHMM_CHUNK_CELLS: chunks of about this many cells (tests, tuning). */
+static clphmm_status env_chunk_cells(uint64_t *cells) {
+  const char *v = getenv("CLPHMM_CHUNK_CELLS");
+  *cells = 0;
+  if (!v || !*v)
+    return CLPHMM_SUCCESS;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || n < 1 || *v == '-' || *v == '+')
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "CLPHMM_CHUNK_CELLS='%s' is not a positive number of "
+                     "cells",
+                     v);
+  *cells = n;
+  return CLPHMM_SUCCESS;
+}
+
+static void engine_destroy(cph_engine *ctx);
+
+/* The engine of device `dev`; its host stages run on a pool of `threads`
+ * threads (0: one per core). On failure the thread's error says why. */
+static clphmm_status engine_create(const clphmm_options *o,
+                                   const cph_device *dev, unsigned threads,
+                                   int trace, cph_engine **out) {
+  cph_engine *ctx = calloc(1, sizeof *ctx);
+  *out = NULL;
+  if (!ctx)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
+  /* The host stages run on `threads` threads, or $CLPHMM_HOST_THREADS;
+   * the pool is optional (without it they run on the calling thread). */
+  unsigned host_threads = 0;
+  clphmm_status st = env_count("CLPHMM_HOST_THREADS", 1, CPH_POOL_MAX,
+                               "threads", &host_threads);
+  ctx->pool = cph_pool_create(host_threads ? host_threads : threads);
+  const char *hp = getenv("CLPHMM_HOST_PREP");
+  ctx->host_prep = hp && *hp && strcmp(hp, "0") != 0;
+  if (trace && !cph_trace_open(&ctx->trace))
+    cph_diag_note(&ctx->diag, "CLPHMM_TRACE: cannot open '%s' for appending",
+                  getenv("CLPHMM_TRACE"));
+  ctx->precision = o->precision;
+  ctx->max_cells =
+      o->max_cells_per_launch ? o->max_cells_per_launch : DEFAULT_MAX_CELLS;
+  if (!st)
+    st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles",
+                   &ctx->max_coop);
+  if (!st)
+    st = env_chunk_cells(&ctx->chunk_cells);
+  ctx->dev = *dev;
+  ctx->max_device_bytes = o->max_device_bytes
+                              ? o->max_device_bytes
+                              : ctx->dev.info.global_mem_bytes / 2;
+  if (!st)
+    open_cache(ctx, o->cache_dir);
+  if (!st && o->precision == CLPHMM_PRECISION_DOUBLE && !ctx->dev.info.has_fp64)
+    st = cph_error(CLPHMM_ERROR_NO_DEVICE,
+                   "%s has no double precision (cl_khr_fp64); use float "
+                   "precision or another device",
+                   ctx->dev.info.name);
+  if (!st)
+    st = open_queue(ctx);
+  if (!st)
+    st = cph_plan_variants(&ctx->dev, 0, 1, &ctx->variants[0]);
+  /* Float mode's double kernels only rescue: they use the scaled form. */
+  if (!st)
+    st = cph_plan_variants(&ctx->dev, 1, o->precision == CLPHMM_PRECISION_FLOAT,
+                           &ctx->variants[1]);
+  if (st) {
+    engine_destroy(ctx);
+    return st;
+  }
+  *out = ctx;
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status clphmm_context_create(const clphmm_options *options,
                                     clphmm_context **context) {
   if (!context)
@@ -124,47 +181,37 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
       o.precision != CLPHMM_PRECISION_DOUBLE)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "unknown precision %d",
                      (int)o.precision);
+  cph_device *devs = malloc(CPH_MAX_ENGINES * sizeof *devs);
   clphmm_context *ctx = calloc(1, sizeof *ctx);
-  if (!ctx)
+  if (!ctx || !devs) {
+    free(devs);
+    free(ctx);
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for a context");
+  }
   pthread_mutex_init(&ctx->lock, NULL);
-  /* The host stages run on every core (or $CLPHMM_HOST_THREADS); the pool
-   * is optional (without it they run on the calling thread). */
-  unsigned host_threads = 0;
-  clphmm_status st = env_count("CLPHMM_HOST_THREADS", 1, CPH_POOL_MAX,
-                               "threads", &host_threads);
-  ctx->pool = cph_pool_create(host_threads);
-  const char *hp = getenv("CLPHMM_HOST_PREP");
-  ctx->host_prep = hp && *hp && strcmp(hp, "0") != 0;
-  if (!cph_trace_open(&ctx->trace))
-    cph_diag_note(&ctx->diag, "CLPHMM_TRACE: cannot open '%s' for appending",
-                  getenv("CLPHMM_TRACE"));
+  pthread_mutex_init(&ctx->build_lock, NULL);
   ctx->precision = o.precision;
-  ctx->max_cells =
-      o.max_cells_per_launch ? o.max_cells_per_launch : DEFAULT_MAX_CELLS;
-  if (!st)
-    st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles",
-                   &ctx->max_coop);
-  if (!st)
-    st = cph_device_select(o.device, &ctx->dev);
-  ctx->max_device_bytes = o.max_device_bytes
-                              ? o.max_device_bytes
-                              : ctx->dev.info.global_mem_bytes / 2;
-  if (!st)
-    open_cache(ctx, o.cache_dir);
-  if (!st && o.precision == CLPHMM_PRECISION_DOUBLE && !ctx->dev.info.has_fp64)
-    st = cph_error(CLPHMM_ERROR_NO_DEVICE,
-                   "%s has no double precision (cl_khr_fp64); use float "
-                   "precision or another device",
-                   ctx->dev.info.name);
-  if (!st)
-    st = open_queue(ctx);
-  if (!st)
-    st = cph_plan_variants(&ctx->dev, 0, 1, &ctx->variants[0]);
-  /* Float mode's double kernels only rescue: they use the scaled form. */
-  if (!st)
-    st = cph_plan_variants(&ctx->dev, 1, o.precision == CLPHMM_PRECISION_FLOAT,
-                           &ctx->variants[1]);
+  size_t n = 0;
+  clphmm_status st =
+      cph_device_select_list(o.device, devs, CPH_MAX_ENGINES, &n);
+  /* Engines share the cores for their host stages; only the first one
+   * traces (one timeline per file). */
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned threads = 0;
+  if (n > 1)
+    threads = cores > (long)n ? (unsigned)((cores + (long)n - 1) / (long)n) : 1;
+  for (size_t i = 0; i < n && !st; i++) {
+    st = engine_create(&o, &devs[i], threads, i == 0, &ctx->eng[i]);
+    if (st && n > 1)
+      cph_error_prefix(st, "device %zu of the list (%s): ", i,
+                       devs[i].info.name);
+    if (!st) {
+      ctx->n = i + 1;
+      if (n > 1)
+        ctx->eng[i]->build_lock = &ctx->build_lock;
+    }
+  }
+  free(devs);
   if (st) {
     clphmm_context_destroy(ctx);
     return st;
@@ -174,7 +221,7 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
 }
 
 /* Store the kernels built from source since the last call in the cache. */
-static void save_kernels(clphmm_context *ctx) {
+static void save_kernels(cph_engine *ctx) {
   cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
   for (int d = 0; d < 2; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
@@ -182,7 +229,7 @@ static void save_kernels(clphmm_context *ctx) {
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
 }
 
-void clphmm_context_destroy(clphmm_context *ctx) {
+static void engine_destroy(cph_engine *ctx) {
   if (!ctx)
     return;
   if (!ctx->broken)
@@ -192,11 +239,20 @@ void clphmm_context_destroy(clphmm_context *ctx) {
   cph_trace_close(&ctx->trace);
   for (int i = 0; i < CPH_SLOTS; i++)
     free(ctx->slots[i].events);
+  free(ctx);
+}
+
+void clphmm_context_destroy(clphmm_context *ctx) {
+  if (!ctx)
+    return;
+  for (size_t i = 0; i < ctx->n; i++)
+    engine_destroy(ctx->eng[i]);
+  pthread_mutex_destroy(&ctx->build_lock);
   pthread_mutex_destroy(&ctx->lock);
   free(ctx);
 }
 
-void cph_engine_release(clphmm_context *ctx) {
+void cph_engine_release(cph_engine *ctx) {
   /* Commands still queued may read host buffers released below (malloc'ed
    * ones where pinned memory was refused). */
   if (ctx->queue)
@@ -218,12 +274,21 @@ void cph_engine_release(clphmm_context *ctx) {
   }
 }
 
-clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
+clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,
                                  const cph_kernel **kernel) {
   cph_kernel *k = &ctx->kernels[dbl][v];
   if (!k->kernel) {
     cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
+    /* Engines of one context build one at a time, and store what they
+     * compiled at once: engines of the same kind of device then load it
+     * from the kernel cache instead of compiling it again. */
+    if (ctx->build_lock)
+      pthread_mutex_lock(ctx->build_lock);
     clphmm_status st = cph_kernel_obtain(&b, &ctx->variants[dbl].v[v], dbl, k);
+    if (!st && ctx->build_lock)
+      cph_kernel_share(&b, k);
+    if (ctx->build_lock)
+      pthread_mutex_unlock(ctx->build_lock);
     ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
     if (st)
       return st;
@@ -232,7 +297,7 @@ clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status warmup(clphmm_context *ctx) {
+static clphmm_status warmup(cph_engine *ctx) {
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
   const int rescue = !dbl && ctx->dev.info.has_fp64;
   for (int d = dbl; d <= (dbl || rescue); d++)
@@ -245,62 +310,10 @@ static clphmm_status warmup(clphmm_context *ctx) {
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status warmup_locked(clphmm_context *ctx);
-
-clphmm_status clphmm_context_warmup(clphmm_context *ctx) {
-  if (!ctx)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
-  lock(ctx);
-  clphmm_status st = warmup_locked(ctx);
-  unlock(ctx);
-  return st;
-}
-
-static clphmm_status warmup_locked(clphmm_context *ctx) {
-  if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
-    return ctx_fail(ctx, not_usable());
-  clphmm_status st = warmup(ctx);
-  if (st == CLPHMM_ERROR_OPENCL)
-    st = after_failure(ctx, st);
-  return ctx_fail(ctx, st);
-}
-
-clphmm_status clphmm_context_diagnostics(const clphmm_context *ctx,
-                                         clphmm_diagnostics *d) {
-  if (!ctx || !d)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
-  lock(ctx);
-  *d = ctx->diag;
-  unlock(ctx);
-  return CLPHMM_SUCCESS;
-}
-
-clphmm_status clphmm_context_device(const clphmm_context *ctx,
-                                    clphmm_device_info *info) {
-  if (!ctx || !info)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
-  *info = ctx->dev.info;
-  return CLPHMM_SUCCESS;
-}
-
-clphmm_status clphmm_context_stats(const clphmm_context *ctx,
-                                   clphmm_stats *stats) {
-  if (!ctx || !stats)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
-  lock(ctx);
-  *stats = ctx->stats;
-  unlock(ctx);
-  return CLPHMM_SUCCESS;
-}
-
-const char *clphmm_last_error(const clphmm_context *ctx) {
-  return ctx ? ctx->error : cph_error_message();
-}
-
 /* After an OpenCL call failed mid-run, the queue (on some drivers the whole
  * OpenCL context) may be unusable: start over with a fresh context and
  * queue; kernels are rebuilt on demand (from the kernel cache). */
-static clphmm_status reset(clphmm_context *ctx) {
+static clphmm_status reset(cph_engine *ctx) {
   release_cl(ctx);
   ctx->diag.resets++;
   clphmm_status st = open_queue(ctx);
@@ -323,7 +336,7 @@ static clphmm_status not_usable(void) {
 }
 
 /* An OpenCL failure: say in the message whether the context survives. */
-static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st) {
+static clphmm_status after_failure(cph_engine *ctx, clphmm_status st) {
   char msg[CPH_ERROR_MAX];
   snprintf(msg, sizeof msg, "%s", cph_error_message());
   if (reset(ctx) == CLPHMM_SUCCESS)
@@ -339,9 +352,159 @@ static clphmm_status after_failure(clphmm_context *ctx, clphmm_status st) {
                    msg, why);
 }
 
-static clphmm_status compute_locked(clphmm_context *ctx,
-                                    const clphmm_batch *batches,
-                                    size_t n_batches, double *out);
+clphmm_status cph_engine_reset(cph_engine *ctx) {
+  return reset(ctx);
+}
+
+/* Copy the thread's last error into the context (API boundary). */
+static clphmm_status ctx_fail(clphmm_context *ctx, clphmm_status st) {
+  if (st && ctx)
+    snprintf(ctx->error, sizeof ctx->error, "%s", cph_error_message());
+  return st;
+}
+
+/* One compute call at a time on a context; readers of what a call writes
+ * wait for the call in progress (the lock is the context's, which the const API
+ * cannot show). */
+static void lock(const clphmm_context *ctx) {
+  pthread_mutex_lock((pthread_mutex_t *)&ctx->lock);
+}
+
+static void unlock(const clphmm_context *ctx) {
+  pthread_mutex_unlock((pthread_mutex_t *)&ctx->lock);
+}
+
+/* Warm up one engine (a broken one gets one more try). */
+clphmm_status cph_engine_warmup(cph_engine *e) {
+  if (e->broken && reset(e) != CLPHMM_SUCCESS)
+    return not_usable();
+  clphmm_status st = warmup(e);
+  if (st == CLPHMM_ERROR_OPENCL)
+    st = after_failure(e, st);
+  return st;
+}
+
+clphmm_status clphmm_context_warmup(clphmm_context *ctx) {
+  if (!ctx)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
+  lock(ctx);
+  clphmm_status st =
+      ctx->n == 1 ? cph_engine_warmup(ctx->eng[0]) : cph_multi_warmup(ctx);
+  st = ctx_fail(ctx, st);
+  unlock(ctx);
+  return st;
+}
+
+clphmm_status clphmm_context_diagnostics(const clphmm_context *ctx,
+                                         clphmm_diagnostics *d) {
+  if (!ctx || !d)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  lock(ctx);
+  if (ctx->n == 1) {
+    *d = ctx->eng[0]->diag;
+    d->devices = 1;
+  } else {
+    cph_multi_diagnostics(ctx, d);
+  }
+  unlock(ctx);
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_device(const clphmm_context *ctx,
+                                    clphmm_device_info *info) {
+  if (!ctx || !info)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  *info = ctx->eng[0]->dev.info;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status clphmm_context_device_at(const clphmm_context *ctx, size_t i,
+                                       clphmm_device_info *info) {
+  if (!ctx || !info)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  if (i >= ctx->n)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "device %zu of a context of %zu device%s", i, ctx->n,
+                     ctx->n == 1 ? "" : "s");
+  *info = ctx->eng[i]->dev.info;
+  return CLPHMM_SUCCESS;
+}
+
+size_t clphmm_context_device_count(const clphmm_context *ctx) {
+  return ctx ? ctx->n : 0;
+}
+
+/* A device's entry of the statistics. */
+void cph_device_stats_fill(const cph_engine *e, clphmm_device_stats *d) {
+  memset(d, 0, sizeof *d);
+  d->index = e->dev.info.index;
+  snprintf(d->name, sizeof d->name, "%s", e->dev.info.name);
+  d->dropped = e->dropped;
+}
+
+clphmm_status clphmm_context_stats(const clphmm_context *ctx,
+                                   clphmm_stats *stats) {
+  if (!ctx || !stats)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "NULL argument");
+  lock(ctx);
+  if (ctx->n == 1) {
+    /* One device: its totals are the device's entry. */
+    const cph_engine *e = ctx->eng[0];
+    *stats = e->stats;
+    stats->n_devices = 1;
+    clphmm_device_stats *d = &stats->devices[0];
+    cph_device_stats_fill(e, d);
+    d->pairs = e->stats.pairs;
+    d->cells = e->stats.cells;
+    d->rescued_pairs = e->stats.rescued_pairs;
+    d->chunks = e->stats.chunks;
+    d->kernel_seconds = e->stats.kernel_seconds;
+    d->busy_seconds = e->stats.wall_seconds;
+  } else {
+    /* The last call's counts; names and dropped flags as they are now. */
+    *stats = ctx->stats;
+    stats->n_devices = ctx->n;
+    for (size_t i = 0; i < ctx->n; i++) {
+      clphmm_device_stats *d = &stats->devices[i];
+      d->index = ctx->eng[i]->dev.info.index;
+      snprintf(d->name, sizeof d->name, "%s", ctx->eng[i]->dev.info.name);
+      d->dropped = ctx->eng[i]->dropped;
+    }
+  }
+  unlock(ctx);
+  return CLPHMM_SUCCESS;
+}
+
+const char *clphmm_last_error(const clphmm_context *ctx) {
+  return ctx ? ctx->error : cph_error_message();
+}
+
+/* A compute call on one engine: a broken engine gets one more try, and
+ * kernels built from source are stored after their first launches. */
+clphmm_status cph_engine_run(cph_engine *e, const clphmm_batch *batches,
+                             size_t n_batches, double *out) {
+  if (e->broken && reset(e) != CLPHMM_SUCCESS)
+    return not_usable();
+  clphmm_status st = cph_engine_compute(e, batches, n_batches, out);
+  if (!st)
+    save_kernels(e);
+  return st;
+}
+
+/* The same on a context's only engine: an OpenCL failure recreates its
+ * OpenCL context, and the message says whether that worked. */
+static clphmm_status compute_one(cph_engine *e, const clphmm_batch *batches,
+                                 size_t n_batches, double *out) {
+  const int was_broken = e->broken;
+  clphmm_status st = cph_engine_run(e, batches, n_batches, out);
+  if (st == CLPHMM_ERROR_OPENCL && !(was_broken && e->broken))
+    st = after_failure(e, st);
+  return st;
+}
+
+void cph_engine_save_kernels(cph_engine *e) {
+  save_kernels(e);
+}
 
 /* Calls on one context from several threads run one after the other. */
 clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
@@ -349,27 +512,19 @@ clphmm_status clphmm_compute(clphmm_context *ctx, const clphmm_batch *batches,
   if (!ctx)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "context is NULL");
   lock(ctx);
-  clphmm_status st = compute_locked(ctx, batches, n_batches, out);
+  clphmm_status st;
+  if (ctx->n == 1) {
+    cph_engine *e = ctx->eng[0];
+    const uint64_t fallbacks = e->diag.variant_fallbacks;
+    st = ctx_fail(ctx, compute_one(e, batches, n_batches, out));
+    if (!st && e->diag.variant_fallbacks > fallbacks)
+      snprintf(ctx->error, sizeof ctx->error,
+               "not an error: kernel variants were replaced after a build "
+               "failure; see clphmm_context_diagnostics:\n%s",
+               e->diag.detail);
+  } else {
+    st = cph_multi_compute(ctx, batches, n_batches, out);
+  }
   unlock(ctx);
   return st;
-}
-
-static clphmm_status compute_locked(clphmm_context *ctx,
-                                    const clphmm_batch *batches,
-                                    size_t n_batches, double *out) {
-  /* A context left broken by an earlier failure gets one more try. */
-  if (ctx->broken && reset(ctx) != CLPHMM_SUCCESS)
-    return ctx_fail(ctx, not_usable());
-  uint64_t fallbacks = ctx->diag.variant_fallbacks;
-  clphmm_status st = cph_engine_compute(ctx, batches, n_batches, out);
-  if (!st)
-    save_kernels(ctx);
-  if (st == CLPHMM_ERROR_OPENCL)
-    st = after_failure(ctx, st);
-  if (!st && ctx->diag.variant_fallbacks > fallbacks)
-    snprintf(ctx->error, sizeof ctx->error,
-             "not an error: kernel variants were replaced after a build "
-             "failure; see clphmm_context_diagnostics:\n%s",
-             ctx->diag.detail);
-  return ctx_fail(ctx, st);
 }

@@ -1,6 +1,9 @@
-/* The context: one device, its queue, its variant set and compiled kernels,
- * and the engine's state kept across compute calls (thread pool, staging
- * and device buffers, device tables). */
+/* A context drives one or several devices. Each device has an engine: its
+ * queue, its variant set and compiled kernels, and the state kept across
+ * compute calls (thread pool, staging and device buffers, device tables).
+ * A context of one device calls its engine directly (context.c); a
+ * context of several splits each large call between its engines
+ * (multi.c). */
 #ifndef CLPHMM_CONTEXT_H
 #define CLPHMM_CONTEXT_H
 
@@ -46,7 +49,9 @@ typedef struct cph_slot {
   int active; /* submitted, not yet collected */
 } cph_slot;
 
-struct clphmm_context {
+typedef struct cph_share cph_share;
+
+typedef struct cph_engine {
   cph_device dev;
   cl_context cl;
   cl_command_queue queue;
@@ -62,9 +67,15 @@ struct clphmm_context {
   int broken;       /* an OpenCL failure left no usable OpenCL context */
   int host_prep;    /* rows prepared on the host (CLPHMM_HOST_PREP) */
   clphmm_stats stats;
-  char error[CPH_ERROR_MAX];
+  /* Chunks of about this many cells, without the rule that a chunk holds
+   * enough pairs to fill the device ($CLPHMM_CHUNK_CELLS, for tests and
+   * tuning; 0: the default bounds of compute.c). */
+  uint64_t chunk_cells;
+  /* Serialises kernel builds between the engines of one context, so that
+   * engines of the same kind of device load what the first one built
+   * from the kernel cache (NULL: one engine). */
+  pthread_mutex_t *build_lock;
   /* The engine's state (src/engine/compute.c). */
-  pthread_mutex_t lock; /* one compute call at a time */
   cph_pool *pool;
   cph_bufctx bufs;
   cph_devset d;
@@ -72,19 +83,99 @@ struct clphmm_context {
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
   cph_trace trace;    /* CLPHMM_TRACE */
+  /* Several devices (multi.c): dropped after a device failure, and why. */
+  int dropped;
+  char why[1024];
+} cph_engine;
+
+/* Most devices of one context. */
+#define CPH_MAX_ENGINES CLPHMM_MAX_DEVICES
+
+struct clphmm_context {
+  pthread_mutex_t lock; /* one compute call at a time */
+  clphmm_precision precision;
+  size_t n; /* engines, one per device named */
+  cph_engine *eng[CPH_MAX_ENGINES];
+  pthread_mutex_t build_lock; /* cph_engine.build_lock (n > 1) */
+  clphmm_stats stats;         /* n > 1: the last call's, combined */
+  clphmm_diagnostics diag;    /* n > 1: the context's own notes */
+  char error[CPH_ERROR_MAX];
 };
 
 /* The kernel serving variant `v` in a precision, built on first use (its
  * `variant` field is what was built: see cph_kernel_obtain). */
-clphmm_status cph_context_kernel(clphmm_context *ctx, size_t v, int dbl,
+clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,
                                  const cph_kernel **kernel);
 
 /* Release every buffer the engine keeps (device and pinned host memory). */
-void cph_engine_release(clphmm_context *ctx);
+void cph_engine_release(cph_engine *ctx);
 
-/* clphmm_compute's work, on a usable context (compute.c). */
-clphmm_status cph_engine_compute(clphmm_context *ctx,
-                                 const clphmm_batch *batches, size_t n_batches,
-                                 double *out);
+/* clphmm_compute's work on one engine that is usable (compute.c): the
+ * results go to `out` only when everything succeeded. */
+clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
+                                 size_t n_batches, double *out);
+
+/* One pass of an engine over a call split between engines (multi.c): it
+ * takes chunks from the call's shared queue (the ranges to redo first)
+ * until none is left, writes their results straight into the share's
+ * result array, and rescues its own float results in double. The batches'
+ * shapes are validated (their bases and qualities are checked while
+ * staged). The statistics are the pass's, without pairs and cells. */
+clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
+                                        size_t me);
+
+/* A range of the input: from (batch, read), whose first result is `out`,
+ * to (end_batch, end_read), exclusive. */
+typedef struct cph_range {
+  size_t batch, read, out;
+  size_t end_batch, end_read;
+} cph_range;
+
+/* A call split between engines (multi.c): a queue of chunks in input
+ * order that the engines take from as they finish, and the ranges that
+ * an engine dropped after a device failure left to redo. Everything below
+ * `lock` is guarded by it. */
+struct cph_share {
+  const clphmm_batch *batches;
+  size_t n_batches;
+  uint64_t cells;  /* the call's: chunks are sized on cells / parts */
+  unsigned parts;  /* engines that share the call */
+  double *results; /* the call's results, by pair */
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  cph_range next;  /* the queue: the rest of the input */
+  cph_range *redo; /* ranges to redo, taken before the queue */
+  size_t n_redo, cap_redo;
+  /* Per engine, the ranges it took in its current pass: redone by the
+   * others when it fails. */
+  cph_range *taken[CPH_MAX_ENGINES];
+  size_t n_taken[CPH_MAX_ENGINES], cap_taken[CPH_MAX_ENGINES];
+  int stop; /* a call error: take nothing more */
+};
+
+/* Engine operations for multi.c (context.c): recreate the OpenCL context
+ * after a failure; build every kernel; store kernels built from source. */
+clphmm_status cph_engine_reset(cph_engine *e);
+/* A whole call on one engine (a broken one gets one more try; the kernels
+ * it built are stored): no reset after a failure. */
+clphmm_status cph_engine_run(cph_engine *e, const clphmm_batch *batches,
+                             size_t n_batches, double *out);
+clphmm_status cph_engine_warmup(cph_engine *e);
+void cph_engine_save_kernels(cph_engine *e);
+/* A device's statistics entry: index, name and dropped flag set, counts
+ * zero. */
+void cph_device_stats_fill(const cph_engine *e, clphmm_device_stats *d);
+
+/* Contexts of several devices (multi.c): clphmm_compute (sets the
+ * context's error and statistics), clphmm_context_warmup and
+ * clphmm_context_diagnostics. */
+clphmm_status cph_multi_compute(clphmm_context *ctx,
+                                const clphmm_batch *batches, size_t n_batches,
+                                double *out);
+clphmm_status cph_multi_warmup(clphmm_context *ctx);
+void cph_multi_diagnostics(const clphmm_context *ctx, clphmm_diagnostics *d);
+
+/* Record that engine `me` took range `r` (under sh->lock). 0: no memory. */
+int cph_share_record(cph_share *sh, size_t me, const cph_range *r);
 
 #endif

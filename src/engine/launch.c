@@ -31,7 +31,7 @@ void cph_slot_abandon(cph_slot *s) {
 }
 
 /* A non-blocking copy of `bytes` from host memory to `dst`. */
-static clphmm_status write_buf(clphmm_context *ctx, cph_slot *s, cl_mem dst,
+static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
                                const void *src, size_t bytes,
                                const char *what) {
   if (bytes == 0)
@@ -44,7 +44,7 @@ static clphmm_status write_buf(clphmm_context *ctx, cph_slot *s, cl_mem dst,
   return s->timed ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
 }
 
-static clphmm_status read_buf(clphmm_context *ctx, cph_slot *s, cl_mem src,
+static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
                               void *dst, size_t bytes, const char *what) {
   if (bytes == 0)
     return CLPHMM_SUCCESS;
@@ -56,7 +56,7 @@ static clphmm_status read_buf(clphmm_context *ctx, cph_slot *s, cl_mem src,
   return add_event(s, ev, CPH_EV_DOWNLOAD, -1);
 }
 
-static clphmm_status run_kernel(clphmm_context *ctx, cph_slot *s, cl_kernel k,
+static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
                                 size_t global, size_t local, int kind,
                                 int bin) {
   cl_event ev = NULL;
@@ -96,7 +96,7 @@ static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
 
 /* The tables of cl/prep.cl for the stage's flavor, uploaded once per
  * context (a blocking copy: it happens once). */
-static clphmm_status prep_tables(clphmm_context *ctx, const cph_stage *st,
+static clphmm_status prep_tables(cph_engine *ctx, const cph_stage *st,
                                  cl_mem *out) {
   cph_devbuf *b = &ctx->d.tables[st->flavor][st->scaled];
   if (!b->mem) {
@@ -125,7 +125,7 @@ static clphmm_status prep_tables(clphmm_context *ctx, const cph_stage *st,
 }
 
 /* Device buffers for the chunk (grown as needed). */
-static clphmm_status ensure_device(clphmm_context *ctx, const cph_slot *s) {
+static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
   const cph_bufctx *c = &ctx->bufs;
@@ -174,7 +174,7 @@ typedef struct copy {
   const char *what;
 } copy;
 
-static clphmm_status upload(clphmm_context *ctx, cph_slot *s) {
+static clphmm_status upload(cph_engine *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
   cph_devset *d = &ctx->d;
@@ -210,7 +210,7 @@ static clphmm_status upload(clphmm_context *ctx, cph_slot *s) {
 /* The rows of every read from its raw bytes (cl/prep.cl), with the
  * program of the chunk's first launch (all kernels of a chunk share the
  * arithmetic form). */
-static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
+static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   if (st->host_prep || st->n_reads == 0 || s->sched.n_launches == 0)
     return CLPHMM_SUCCESS;
@@ -242,8 +242,7 @@ static clphmm_status prepare_rows(clphmm_context *ctx, cph_slot *s) {
   return rc;
 }
 
-static clphmm_status launch(clphmm_context *ctx, cph_slot *s,
-                            const cph_launch *L) {
+static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L) {
   cph_devset *d = &ctx->d;
   const cl_uint bound_cols = L->bound_cols, coop = L->coop;
   const cl_uint first_slot = (cl_uint)L->first_slot,
@@ -264,7 +263,7 @@ static clphmm_status launch(clphmm_context *ctx, cph_slot *s,
   return rc;
 }
 
-clphmm_status cph_submit(clphmm_context *ctx, cph_slot *s) {
+clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
   const size_t per_slot = st->scaled ? 2 : 1;
@@ -307,7 +306,7 @@ static double event_seconds(cl_event ev) {
   return 0;
 }
 
-static void account(clphmm_context *ctx, const cph_event *e) {
+static void account(cph_engine *ctx, const cph_event *e) {
   const double t = event_seconds(e->ev);
   clphmm_stats *st = &ctx->stats;
   switch (e->kind) {
@@ -326,7 +325,7 @@ static void account(clphmm_context *ctx, const cph_event *e) {
   }
 }
 
-clphmm_status cph_collect(clphmm_context *ctx, cph_slot *s) {
+clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   if (!s->active)
     return CLPHMM_SUCCESS;
   clphmm_status rc = CLPHMM_SUCCESS;

@@ -8,13 +8,13 @@
 #include "engine/context.h"
 
 /* Enqueue everything of the chunk in `slot` (staged and scheduled). */
-clphmm_status cph_submit(clphmm_context *ctx, cph_slot *slot);
+clphmm_status cph_submit(cph_engine *ctx, cph_slot *slot);
 
 /* Wait for the chunk in `slot`, add its device times to the statistics and
  * release its events. The sums are then in slot->sums (2 reals per slot in
  * the scaled form, else 1) and, when the device prepared the rows, the
  * weights in slot->stage.weights. */
-clphmm_status cph_collect(clphmm_context *ctx, cph_slot *slot);
+clphmm_status cph_collect(cph_engine *ctx, cph_slot *slot);
 
 /* Drop the events of a chunk that will not be collected (after a failure). */
 void cph_slot_abandon(cph_slot *slot);

@@ -146,7 +146,7 @@ static void key_range(void *arg, size_t r) {
 }
 
 /* The small-call variant's index when the chunk runs on it, else -1. */
-static int small_bin(const clphmm_context *ctx, const cph_variant_set *vs,
+static int small_bin(const cph_engine *ctx, const cph_variant_set *vs,
                      const cph_stage *stage) {
   const unsigned cu = ctx->dev.info.compute_units;
   if (!cph_plan_small(vs, stage->n_jobs, 0, cu))
@@ -158,7 +158,7 @@ static int small_bin(const clphmm_context *ctx, const cph_variant_set *vs,
 }
 
 /* Build the kernels of the bins the jobs use, then sort the jobs. */
-static clphmm_status order_jobs(clphmm_context *ctx, int dbl,
+static clphmm_status order_jobs(cph_engine *ctx, int dbl,
                                 const cph_stage *stage, cph_sched *s,
                                 const cph_kernel **kernels) {
   const size_t n = stage->n_jobs, ranges = (n + ORDER_RANGE - 1) / ORDER_RANGE;
@@ -213,7 +213,7 @@ static uint32_t tiles_of(const cph_job *jb, const cph_variant *v) {
 }
 
 /* Tile slots for the launch of keys[start..n) of a bin on `v`. */
-static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
+static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
                             const uint64_t *keys, size_t start, size_t n,
                             const cph_variant *v) {
   const uint32_t tiles = tiles_of(&stage->jobs[key_job(keys[start])], v);
@@ -235,7 +235,7 @@ static unsigned launch_coop(const clphmm_context *ctx, const cph_stage *stage,
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
  * many jobs as fit the cells per launch and the boundary scratch, and,
  * with concurrent tiles, have as many tiles. */
-static size_t launch_end(const clphmm_context *ctx, const cph_stage *stage,
+static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
                          const uint64_t *keys, size_t n, size_t start,
                          const cph_variant *v, unsigned coop) {
   const uint64_t ppw = cph_variant_pairs(v) / coop, real = stage->real_size;
@@ -330,7 +330,7 @@ static void fill_block_run(void *arg, size_t i) {
 
 /* Fill every launch's entries: blocks of FILL_GROUPS work-groups on the
  * pool, then each launch's cells and boundary columns. */
-static clphmm_status fill_launches(clphmm_context *ctx, cph_stage *stage,
+static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
                                    cph_sched *s) {
   size_t nb = 0;
   for (size_t i = 0; i < s->n_launches; i++)
@@ -391,7 +391,7 @@ static cph_launch *add_launch(cph_sched *s) {
 }
 
 /* Cut the sorted jobs into launches (sizes only). */
-static clphmm_status cut_launches(clphmm_context *ctx, int dbl,
+static clphmm_status cut_launches(cph_engine *ctx, int dbl,
                                   const cph_stage *stage, cph_sched *s,
                                   const cph_kernel **kernels) {
   const size_t n = stage->n_jobs;
@@ -426,7 +426,7 @@ static clphmm_status cut_launches(clphmm_context *ctx, int dbl,
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
+clphmm_status cph_schedule(cph_engine *ctx, int dbl, cph_stage *stage,
                            cph_sched *s) {
   s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
   const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};

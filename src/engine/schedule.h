@@ -10,6 +10,8 @@
 #include "engine/stage.h"
 #include "opencl/program.h"
 
+typedef struct cph_engine cph_engine;
+
 /* One launch of a chunk. */
 typedef struct cph_launch {
   const cph_kernel *k;
@@ -38,7 +40,7 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s);
 /* Plan the launches of the staged jobs on the context's variant set of
  * precision `dbl` (building the kernels of the bins they use), and set
  * each job's slot. */
-clphmm_status cph_schedule(clphmm_context *ctx, int dbl, cph_stage *stage,
+clphmm_status cph_schedule(cph_engine *ctx, int dbl, cph_stage *stage,
                            cph_sched *sched);
 
 #endif

@@ -301,16 +301,25 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
   return CLPHMM_SUCCESS;
 }
 
-void cph_kernel_save(const cph_builder *b, cph_kernel *k) {
-  if (!k->unsaved || !k->program)
-    return;
-  k->unsaved = 0;
+static void save_now(const cph_builder *b, const cph_kernel *k) {
   char opts[1024], id[128], key[KEY_MAX];
   cph_variant_options(&k->variant, k->dbl, opts, sizeof opts);
   if (cph_program_source_id(id, sizeof id) != CLPHMM_SUCCESS)
     return;
   cph_cache_key(b->dev, id, opts, key, sizeof key);
   store(b, key, k->program);
+}
+
+void cph_kernel_save(const cph_builder *b, cph_kernel *k) {
+  if (!k->unsaved || !k->program)
+    return;
+  k->unsaved = 0;
+  save_now(b, k);
+}
+
+void cph_kernel_share(const cph_builder *b, const cph_kernel *k) {
+  if (k->unsaved && k->program)
+    save_now(b, k);
 }
 
 /* The smallest generic variant, within the device's work-group limit. */

@@ -38,6 +38,11 @@ clphmm_status cph_kernel_obtain(const cph_builder *b, const cph_variant *v,
  * nothing left to compile. */
 void cph_kernel_save(const cph_builder *b, cph_kernel *k);
 
+/* Store a kernel built from source in the cache now, so that other
+ * engines of the same kind of device load it instead of compiling it; it
+ * is stored again after its first launches (cph_kernel_save). */
+void cph_kernel_share(const cph_builder *b, const cph_kernel *k);
+
 void cph_kernel_release(cph_kernel *k);
 
 /* "16x8/64 local fma" */

@@ -233,6 +233,105 @@ clphmm_status cph_device_select(const char *selector, cph_device *dev) {
                    "no OpenCL device matches '%s' (devices: %s)", sel, names);
 }
 
+static int is_all(const char *s, size_t len) {
+  return len == 3 && tolower((unsigned char)s[0]) == 'a' &&
+         tolower((unsigned char)s[1]) == 'l' &&
+         tolower((unsigned char)s[2]) == 'l';
+}
+
+/* "all": every GPU, else every device. */
+static clphmm_status add_all(const flat_list *list, cph_device *devs,
+                             size_t max, size_t *n) {
+  size_t gpus = 0;
+  for (size_t i = 0; i < list->n; i++) {
+    cph_device d;
+    open_from(list, i, &d);
+    gpus += d.info.type == CLPHMM_DEVICE_GPU;
+  }
+  for (size_t i = 0; i < list->n; i++) {
+    cph_device d;
+    open_from(list, i, &d);
+    if (gpus && d.info.type != CLPHMM_DEVICE_GPU)
+      continue;
+    if (*n == max)
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "'all' names more than %zu devices, the most one "
+                       "context drives",
+                       max);
+    devs[(*n)++] = d;
+  }
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
+                                     size_t max, size_t *n) {
+  *n = 0;
+  const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
+  if (!sel || !*sel || (!strchr(sel, ',') && !is_all(sel, strlen(sel)))) {
+    clphmm_status st = cph_device_select(sel, &devs[0]);
+    if (!st)
+      *n = 1;
+    return st;
+  }
+  flat_list list;
+  clphmm_status st = list_devices(&list);
+  if (st)
+    return st;
+  if (list.n == 0)
+    return cph_error(CLPHMM_ERROR_NO_DEVICE,
+                     "the OpenCL platforms report no device");
+  size_t item = 0;
+  for (const char *p = sel;; item++) {
+    size_t len = strcspn(p, ",");
+    const char *next = p + len;
+    while (len && isspace((unsigned char)*p)) {
+      p++;
+      len--;
+    }
+    while (len && isspace((unsigned char)p[len - 1]))
+      len--;
+    char one[256];
+    if (len == 0)
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "device list '%s': item %zu is empty", sel, item + 1);
+    if (len >= sizeof one)
+      return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "device list '%s': item %zu is too long", sel, item + 1);
+    memcpy(one, p, len);
+    one[len] = '\0';
+    if (is_all(one, len)) {
+      st = add_all(&list, devs, max, n);
+      if (st)
+        return st;
+    } else {
+      size_t i = 0;
+      for (; i < list.n; i++) {
+        open_from(&list, i, &devs[*n < max ? *n : max - 1]);
+        if (matches(&devs[*n < max ? *n : max - 1], one, i))
+          break;
+      }
+      if (i == list.n) {
+        char names[2048];
+        describe_devices(&list, names, sizeof names);
+        return cph_error(CLPHMM_ERROR_NO_DEVICE,
+                         "device list '%s': no OpenCL device matches item "
+                         "%zu, '%s' (devices: %s)",
+                         sel, item + 1, one, names);
+      }
+      if (*n == max)
+        return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                         "device list '%s' names more than %zu devices, the "
+                         "most one context drives",
+                         sel, max);
+      (*n)++;
+    }
+    if (!*next)
+      break;
+    p = next + 1; /* after the comma */
+  }
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status clphmm_device_count(size_t *count) {
   if (!count)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "count is NULL");

@@ -37,10 +37,13 @@ static const char help[] =
     "                        with --raw-base-quals), then exit\n"
     "\n"
     "Options:\n"
-    "  -d, --device SPEC     a device index, gpu, cpu, a name substring, all\n"
-    "                        (every device), or reference (the CPU reference\n"
-    "                        on all cores); repeatable; default: clphmm's\n"
-    "                        default device\n"
+    "  -d, --device SPEC     a device index, gpu, cpu, a name substring, a\n"
+    "                        comma-separated list of those or all (every\n"
+    "                        GPU, else every device) for one context of\n"
+    "                        several devices, each (every device, one\n"
+    "                        after the other), or reference (the CPU\n"
+    "                        reference on all cores); repeatable; default:\n"
+    "                        clphmm's default device\n"
     "  -p, --precision MODE  float (default) or double\n"
     "  -n N                  timed repetitions after one warm-up (default 5)\n"
     "  --calls N             per-call mode: after one untimed call of the\n"
@@ -256,7 +259,8 @@ typedef struct session {
   int failed, inaccurate;
 } session;
 
-/* Expand `all` into device indices; open every device. */
+/* Expand `each` into device indices; open every device (`all` and lists
+ * are one context of several devices). */
 static int open_devices(session *s) {
   static char idx[BENCH_MAX_DEVICES][24];
   const char *specs[BENCH_MAX_DEVICES];
@@ -264,13 +268,13 @@ static int open_devices(session *s) {
   if (!s->o->n_devices)
     specs[n++] = "";
   for (size_t i = 0; i < s->o->n_devices; i++) {
-    if (strcmp(s->o->devices[i], "all")) {
+    if (strcmp(s->o->devices[i], "each")) {
       specs[n++] = s->o->devices[i];
       continue;
     }
     size_t count = 0;
     if (clphmm_device_count(&count) || count == 0) {
-      fprintf(stderr, "clphmm-bench: --device all: no OpenCL devices%s%s\n",
+      fprintf(stderr, "clphmm-bench: --device each: no OpenCL devices%s%s\n",
               count ? "" : ": ", count ? "" : clphmm_last_error(NULL));
       return 1;
     }

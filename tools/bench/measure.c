@@ -172,6 +172,23 @@ int bench_device_open(const char *spec, const bench_options *o, bench_device *d,
   }
   clphmm_context_device(d->ctx, &d->info);
   d->index = (long)d->info.index;
+  /* Several devices: "2 x NAME", or the first's name "+ N more". */
+  const size_t n = clphmm_context_device_count(d->ctx);
+  if (n > 1) {
+    int same = 1;
+    for (size_t i = 1; i < n; i++) {
+      clphmm_device_info other;
+      clphmm_context_device_at(d->ctx, i, &other);
+      same &= strcmp(other.name, d->info.name) == 0;
+    }
+    char first[sizeof d->info.name];
+    snprintf(first, sizeof first, "%s", d->info.name);
+    if (same)
+      snprintf(d->info.name, sizeof d->info.name, "%zu x %.200s", n, first);
+    else
+      snprintf(d->info.name, sizeof d->info.name, "%.200s + %zu more", first,
+               n - 1);
+  }
   if (clphmm_device_get_plan(d->info.index, &d->plan)) {
     snprintf(err, err_n, "%s", clphmm_last_error(NULL));
     bench_device_close(d);

@@ -64,6 +64,20 @@ static void print_stages(FILE *f, const bench_run *r) {
           (unsigned long long)st->chunks);
 }
 
+/* A context of several devices: each device's part of the last run. */
+static void print_devices(FILE *f, const bench_run *r) {
+  const clphmm_stats *s = &r->last;
+  for (size_t i = 0; s->n_devices > 1 && i < s->n_devices; i++) {
+    const clphmm_device_stats *d = &s->devices[i];
+    fprintf(f,
+            "      device %zu (%zu %.30s): pairs %llu cells %.3e busy %.3f ms "
+            "kernel %.3f ms chunks %llu%s\n",
+            i, d->index, d->name, (unsigned long long)d->pairs,
+            (double)d->cells, d->busy_seconds * 1e3, d->kernel_seconds * 1e3,
+            (unsigned long long)d->chunks, d->dropped ? " DROPPED" : "");
+  }
+}
+
 /* Per-call mode: microseconds per call. */
 static void print_calls_header(FILE *f) {
   fprintf(f, "%-34s %-6s %8s %9s %-30s %-30s %9s %9s %9s\n", "device", "prec",
@@ -141,6 +155,7 @@ void bench_print_table(FILE *f, const bench_run *runs, size_t n,
       if (verbose && r->ok) {
         print_bins(f, r);
         print_stages(f, r);
+        print_devices(f, r);
       }
     }
   }
@@ -173,6 +188,27 @@ static void json_bins(json *j, const clphmm_stats *s) {
     json_uint(j, "cells", bs->cells);
     json_uint(j, "launches", bs->launches);
     json_number(j, "kernel_seconds", bs->kernel_seconds);
+    json_end_object(j);
+  }
+  json_end_array(j);
+}
+
+/* Per device of the context (one entry for a context of one device, none
+ * for the reference), of the last repetition. */
+static void json_devices(json *j, const clphmm_stats *s) {
+  json_array(j, "devices");
+  for (size_t i = 0; i < s->n_devices && i < CLPHMM_MAX_DEVICES; i++) {
+    const clphmm_device_stats *d = &s->devices[i];
+    json_object(j, NULL);
+    json_uint(j, "index", d->index);
+    json_string(j, "name", d->name);
+    json_uint(j, "pairs", d->pairs);
+    json_uint(j, "cells", d->cells);
+    json_uint(j, "rescued_pairs", d->rescued_pairs);
+    json_uint(j, "chunks", d->chunks);
+    json_number(j, "kernel_seconds", d->kernel_seconds);
+    json_number(j, "busy_seconds", d->busy_seconds);
+    json_uint(j, "dropped", (uint64_t)d->dropped);
     json_end_object(j);
   }
   json_end_array(j);
@@ -261,6 +297,7 @@ static void json_run(json *j, const bench_run *r) {
   /* After the bins: bench/json-field.sh reads the run's own keys from the
    * text before "bins", and the stages repeat some of their names. */
   json_stages(j, &r->stages);
+  json_devices(j, &r->last);
   json_end_object(j);
 }
 

@@ -294,10 +294,10 @@ int bench_tune(const bench_options *o) {
   size_t n = o->n_devices ? o->n_devices : 1;
   for (size_t i = 0; i < n && !rc; i++) {
     const char *spec = o->n_devices ? o->devices[i] : "";
-    if (!strcmp(spec, "all")) {
+    if (!strcmp(spec, "all") || !strcmp(spec, "each")) {
       size_t count = 0;
       if (clphmm_device_count(&count) || !count) {
-        fprintf(stderr, "clphmm-bench: --device all: no OpenCL devices\n");
+        fprintf(stderr, "clphmm-bench: --device %s: no OpenCL devices\n", spec);
         rc = 1;
       }
       for (size_t d = 0; d < count && !rc; d++) {
