@@ -558,22 +558,6 @@ static clphmm_status rescue_pass(call *c) {
 
 /* ---- validation ------------------------------------------------------ */
 
-/* What must hold before staging can read the batches: their own pointers,
- * and sizes that do not overflow. Staging checks bases and qualities as
- * it copies them (stage.c). */
-static clphmm_status validate(const clphmm_batch *batches, size_t n,
-                              size_t *n_pairs, uint64_t *cells) {
-  if (n > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n);
-  for (size_t b = 0; b < n; b++) {
-    clphmm_status st = cph_validate_batch_shape(&batches[b], b);
-    if (st)
-      return st;
-  }
-  return cph_count_batches(batches, n, n_pairs, cells);
-}
-
 /* Zero the statistics and name the bins (one per variant). */
 static void reset_stats(cph_engine *ctx) {
   const cph_variant_set *vs =
@@ -593,7 +577,7 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   const double t0 = cph_now();
   size_t n_pairs;
   uint64_t cells;
-  clphmm_status rc = validate(batches, n_batches, &n_pairs, &cells);
+  clphmm_status rc = cph_validate_shapes(batches, n_batches, &n_pairs, &cells);
   if (rc)
     return rc;
   if (n_pairs > 0 && !out)

@@ -137,8 +137,7 @@ static clphmm_status engine_create(const clphmm_options *o,
   ctx->max_cells =
       o->max_cells_per_launch ? o->max_cells_per_launch : DEFAULT_MAX_CELLS;
   if (!st)
-    st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles",
-                   &ctx->max_coop);
+    st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
   ctx->dev = *dev;
@@ -442,6 +441,16 @@ void cph_device_stats_fill(const cph_engine *e, clphmm_device_stats *d) {
   d->dropped = e->dropped;
 }
 
+void cph_device_stats_counted(const cph_engine *e, clphmm_device_stats *d) {
+  cph_device_stats_fill(e, d);
+  d->pairs = e->stats.pairs;
+  d->cells = e->stats.cells;
+  d->rescued_pairs = e->stats.rescued_pairs;
+  d->chunks = e->stats.chunks;
+  d->kernel_seconds = e->stats.kernel_seconds;
+  d->busy_seconds = e->stats.wall_seconds;
+}
+
 clphmm_status clphmm_context_stats(const clphmm_context *ctx,
                                    clphmm_stats *stats) {
   if (!ctx || !stats)
@@ -452,14 +461,7 @@ clphmm_status clphmm_context_stats(const clphmm_context *ctx,
     const cph_engine *e = ctx->eng[0];
     *stats = e->stats;
     stats->n_devices = 1;
-    clphmm_device_stats *d = &stats->devices[0];
-    cph_device_stats_fill(e, d);
-    d->pairs = e->stats.pairs;
-    d->cells = e->stats.cells;
-    d->rescued_pairs = e->stats.rescued_pairs;
-    d->chunks = e->stats.chunks;
-    d->kernel_seconds = e->stats.kernel_seconds;
-    d->busy_seconds = e->stats.wall_seconds;
+    cph_device_stats_counted(e, &stats->devices[0]);
   } else {
     /* The last call's counts; names and dropped flags as they are now. */
     *stats = ctx->stats;

@@ -165,6 +165,8 @@ void cph_engine_save_kernels(cph_engine *e);
 /* A device's statistics entry: index, name and dropped flag set, counts
  * zero. */
 void cph_device_stats_fill(const cph_engine *e, clphmm_device_stats *d);
+/* The same with the counts of the engine's last call. */
+void cph_device_stats_counted(const cph_engine *e, clphmm_device_stats *d);
 
 /* Contexts of several devices (multi.c): clphmm_compute (sets the
  * context's error and statistics), clphmm_context_warmup and

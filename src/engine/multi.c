@@ -323,13 +323,7 @@ static clphmm_status run_whole(clphmm_context *ctx, const size_t *live,
       ctx->stats.n_devices = ctx->n;
       for (size_t i = 0; i < ctx->n; i++)
         cph_device_stats_fill(ctx->eng[i], &ctx->stats.devices[i]);
-      clphmm_device_stats *d = &ctx->stats.devices[live[k]];
-      d->pairs = e->stats.pairs;
-      d->cells = e->stats.cells;
-      d->rescued_pairs = e->stats.rescued_pairs;
-      d->chunks = e->stats.chunks;
-      d->kernel_seconds = e->stats.kernel_seconds;
-      d->busy_seconds = e->stats.wall_seconds;
+      cph_device_stats_counted(e, &ctx->stats.devices[live[k]]);
       success_note(ctx, dropped_now, fallbacks_of(ctx) > fallbacks);
       return CLPHMM_SUCCESS;
     }
@@ -345,20 +339,6 @@ static clphmm_status run_whole(clphmm_context *ctx, const size_t *live,
     dropped_now++;
   }
   return all_failed(ctx, st);
-}
-
-/* What must hold before anything reads the batches (as compute.c). */
-static clphmm_status validate(const clphmm_batch *batches, size_t n,
-                              size_t *n_pairs, uint64_t *cells) {
-  if (n > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n);
-  for (size_t b = 0; b < n; b++) {
-    clphmm_status st = cph_validate_batch_shape(&batches[b], b);
-    if (st)
-      return st;
-  }
-  return cph_count_batches(batches, n, n_pairs, cells);
 }
 
 static clphmm_status split(clphmm_context *ctx, const size_t *live,
@@ -440,7 +420,7 @@ clphmm_status cph_multi_compute(clphmm_context *ctx,
   const double t0 = cph_now();
   size_t n_pairs;
   uint64_t cells;
-  clphmm_status st = validate(batches, n_batches, &n_pairs, &cells);
+  clphmm_status st = cph_validate_shapes(batches, n_batches, &n_pairs, &cells);
   if (!st && n_pairs > 0 && !out)
     st = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
   if (st) {

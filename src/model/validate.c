@@ -178,3 +178,16 @@ clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
   *n_pairs = (size_t)pairs;
   return CLPHMM_SUCCESS;
 }
+
+clphmm_status cph_validate_shapes(const clphmm_batch *batches, size_t n,
+                                  size_t *n_pairs, uint64_t *n_cells) {
+  if (n > 0 && !batches)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batches is NULL but n_batches is %zu", n);
+  for (size_t b = 0; b < n; b++) {
+    clphmm_status st = cph_validate_batch_shape(&batches[b], b);
+    if (st)
+      return st;
+  }
+  return cph_count_batches(batches, n, n_pairs, n_cells);
+}

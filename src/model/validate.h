@@ -53,5 +53,11 @@ clphmm_status cph_validate_batch(const clphmm_batch *batch, size_t b);
 clphmm_status cph_validate_batch_shape(const clphmm_batch *batch, size_t b);
 clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
                                 size_t *n_pairs, uint64_t *n_cells);
+/* What must hold before a compute call reads the batches: the array, each
+ * batch's own pointers (cph_validate_batch_shape), and counts that do not
+ * overflow (cph_count_batches). Bases and qualities are checked later, as
+ * they are staged. */
+clphmm_status cph_validate_shapes(const clphmm_batch *batches, size_t n,
+                                  size_t *n_pairs, uint64_t *n_cells);
 
 #endif

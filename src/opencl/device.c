@@ -56,6 +56,15 @@ clphmm_status cph_device_count(size_t *count) {
   return st;
 }
 
+/* The device list, which must not be empty (for selecting from it). */
+static clphmm_status list_some_devices(flat_list *list) {
+  clphmm_status st = list_devices(list);
+  if (!st && list->n == 0)
+    st = cph_error(CLPHMM_ERROR_NO_DEVICE,
+                   "the OpenCL platforms report no device");
+  return st;
+}
+
 static void dev_string(cl_device_id d, cl_device_info what, char *buf,
                        size_t n) {
   buf[0] = '\0';
@@ -213,12 +222,9 @@ static size_t default_index(const flat_list *list) {
 
 clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   flat_list list;
-  clphmm_status st = list_devices(&list);
+  clphmm_status st = list_some_devices(&list);
   if (st)
     return st;
-  if (list.n == 0)
-    return cph_error(CLPHMM_ERROR_NO_DEVICE,
-                     "the OpenCL platforms report no device");
   const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
   if (!sel || !*sel)
     return open_from(&list, default_index(&list), dev);
@@ -274,12 +280,9 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
     return st;
   }
   flat_list list;
-  clphmm_status st = list_devices(&list);
+  clphmm_status st = list_some_devices(&list);
   if (st)
     return st;
-  if (list.n == 0)
-    return cph_error(CLPHMM_ERROR_NO_DEVICE,
-                     "the OpenCL platforms report no device");
   size_t item = 0;
   for (const char *p = sel;; item++) {
     size_t len = strcspn(p, ",");
