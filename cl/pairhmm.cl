@@ -87,6 +87,12 @@
 #if CPH_SCALED && !CPH_FMA
 #error "the scaled form is a fast form: it needs CPH_FMA"
 #endif
+#ifndef CPH_EXIT
+#define CPH_EXIT 0
+#endif
+#if CPH_EXIT && (!CPH_SCALED || CPH_DOUBLE)
+#error "the early exit is float mode's first pass: the scaled float form"
+#endif
 
 #define G CPH_G
 #define C CPH_C
@@ -476,6 +482,39 @@ typedef float4 realv;
         barrier(CLK_GLOBAL_MEM_FENCE);                                         \
   }
 
+/* The early exit (CPH_EXIT: float mode's first pass, scaled form): after
+ * each round but the last, the slot of the round's last tile tests the
+ * pair's bound on that tile's last row (src/model/bound.h: the row's
+ * slots 4 and 5, the read's threshold in its last row's slot 4, the row's
+ * sums of m and x in the last lane), and the work-group stops when every pair in it
+ * may stop (one flag in local memory; the loop's condition, not a break,
+ * ends it: PoCL needs barriers in loops with uniform exits). A tile of
+ * padding rows only (a pair shorter than its work-group's tiles) never
+ * votes to stop. */
+#define EXIT_VOTE()                                                            \
+  {                                                                            \
+    if (lid == 0)                                                              \
+      exit_all = 1;                                                            \
+    barrier(CLK_LOCAL_MEM_FENCE);                                              \
+    if (lane == G - 1 && tslot == nconc - 1 &&                                 \
+        !exit_ok(rows, pr, H, tile, ntiles, pad, sum_m, sum_x))                \
+      exit_all = 0;                                                            \
+    barrier(CLK_LOCAL_MEM_FENCE);                                              \
+    stop = exit_all; /* set again only after the next round's barriers */     \
+  }
+
+#if CPH_EXIT
+static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
+                   uint ntiles, uint pad, real sm, real sx) {
+  const uint R = pr.y, last = (tile + 1) * TILE; /* rows, padding included */
+  if (tile + 1 >= ntiles || last <= pad || H > (1u << 20))
+    return 0;
+  __global const real *rp = rows + (size_t)(pr.x + last - 1 - pad) * ROW_STRIDE;
+  const real t = rows[(size_t)(pr.x + R - 1) * ROW_STRIDE + 4];
+  return (rp[4] * sm + rp[5] * sx) * t < (real)1;
+}
+#endif
+
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
 pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         __global const uchar *rcodes, /* read base codes, one per row */
@@ -492,6 +531,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
          * and sums: the launches of a chunk share those buffers. */
         const uint first_slot, const uint first_group) {
   __local realv emis[LG * SLOT_STRIDE];
+#if CPH_EXIT
+  __local int exit_all;
+#endif
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
@@ -525,6 +567,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
   real sum_m = 0, sum_x = 0, sum = 0;
+  int stop = 0; /* the early exit stopped the work-group's pairs */
 
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
@@ -534,7 +577,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
       bnd[c] = (real4)(0, 0, init, 0);
   barrier(CLK_GLOBAL_MEM_FENCE);
   const uint nrounds = (ntiles + coop - 1) / coop;
-  for (uint round = 0; round < nrounds; round++) {
+  for (uint round = 0; round < nrounds && !stop; round++) {
     const uint tile = round * coop + tslot;
     /* Tiles running in this round; slots past them compute padding. */
     const uint nconc = min(coop, ntiles - round * coop);
@@ -565,12 +608,16 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     TILE_STEPS(multi)
 #endif
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+#if CPH_EXIT
+    EXIT_VOTE();
+#endif
   }
-  /* The slot of the pair's last tile holds its sums. */
-  if (lane == G - 1 && tslot == (ntiles - 1) % coop) {
+  /* The slot of the pair's last tile holds its sums; a stopped pair's sums
+   * are (-1, 0): the host rescues it (its sum is negative) and counts it. */
+  if (lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
 #if CPH_SCALED
-    sums[2 * pair] = sum_m; /* weighted by the host */
-    sums[2 * pair + 1] = sum_x;
+    sums[2 * pair] = stop ? (real)-1 : sum_m; /* weighted by the host */
+    sums[2 * pair + 1] = stop ? (real)0 : sum_x;
 #else
     sums[pair] = per_column ? sum : sum_m + sum_x;
 #endif

@@ -38,6 +38,32 @@ typedef real tab_t;
 #define TAB_MATCH (TAB_GAPM + NQUAL)
 #define TAB_MISMATCH (TAB_MATCH + NQUAL)
 
+/* The early-exit bound of float mode's first pass (src/model/bound.c,
+ * whose functions these are, operation by operation): per row qm_i and
+ * qx_i in the scaled form's slots 4 and 5, the read's threshold in its
+ * last row's slot 4. */
+#define PREP_BOUND (CPH_SCALED && !CPH_DOUBLE)
+#if PREP_BOUND
+#define BOUND_RHO (1.0 + 0x1p-20)
+
+static double bound_e(double my, double gg) {
+  return BOUND_RHO * my / (1.0 - BOUND_RHO * gg);
+}
+
+static double bound_growth(double mm, double gapm, double mx, double gg,
+                           double e_prev) {
+  if (!(mm > 0.0) || !(BOUND_RHO * gg < 1.0))
+    return (double)NAN;
+  const double g1 = mm + mx + gapm * e_prev, g2 = gapm + gg;
+  return BOUND_RHO * (g1 > g2 ? g1 : g2);
+}
+
+static double bound_threshold(double growth, double gmin, uint rows) {
+  return growth * ((double)rows + 1.0) <= 0x1p24 * gmin ? growth * 0x1p104
+                                                         : (double)NAN;
+}
+#endif
+
 static uint mm_index(uint i, uint d) {
   const uint hi = max(i, d), lo = min(i, d);
   return hi * (hi + 1) / 2 + lo;
@@ -62,6 +88,10 @@ prep_rows(__global const uchar *raw, const uint n_rows,
 #if CPH_SCALED
   __local tab_t block_mm[PREP_BLOCK];
   tab_t prod = 1;
+#endif
+#if PREP_BOUND
+  __local double block_g[PREP_BLOCK], block_x[PREP_BLOCK];
+  double bprod = 1, bgrowth = 1, bgmin = 1;
 #endif
   const uint r = get_group_id(0), lid = get_local_id(0);
   const uint2 rd = reads[r];
@@ -93,6 +123,13 @@ prep_rows(__global const uchar *raw, const uint n_rows,
                       (real)tab[TAB_MATCH + q], (real)tab[TAB_MISMATCH + q]),
               s, rows);
       block_mm[k - k0] = mm;
+#if PREP_BOUND
+      /* (e of the row above: 0 above the first row.) */
+      const double e_prev =
+          k > 0 ? bound_e(pmy, tab[TAB_PH2PR + qc[s - 1]]) : 0.0;
+      block_g[k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
+      block_x[k - k0] = mx / mm;
+#endif
 #else
       const real ph_c = tab[TAB_PH2PR + c];
       vstore8((real8)(tab[mm_index(i, d)], tab[TAB_GAPM + c],
@@ -102,7 +139,8 @@ prep_rows(__global const uchar *raw, const uint n_rows,
 #endif
     }
 #if CPH_SCALED
-    barrier(CLK_LOCAL_MEM_FENCE);
+    /* (The global fence orders the rows' stores before the bound's.) */
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (lid == 0) {
       /* wm = P_R = mm_1 ... mm_R; wx = P_R-1 mx_R. */
       const uint end = min(k0 + PREP_BLOCK, rd.y);
@@ -112,6 +150,17 @@ prep_rows(__global const uchar *raw, const uint n_rows,
           weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[rd.x + k]];
         }
         prod *= block_mm[k - k0];
+#if PREP_BOUND
+        bprod = bprod * block_mm[k - k0];
+        bgrowth = bgrowth * block_g[k - k0];
+        bgmin = bgrowth < bgmin ? bgrowth : bgmin;
+        const double q = bprod / bgrowth;
+        __global real *row = rows + (size_t)(rd.x + k) * 8;
+        row[4] = k + 1 == rd.y ? convert_float_rtp(
+                                     bound_threshold(bgrowth, bgmin, rd.y))
+                               : convert_float_rtp(q);
+        row[5] = convert_float_rtp(q * block_x[k - k0]);
+#endif
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

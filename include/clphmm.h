@@ -297,6 +297,15 @@ typedef struct clphmm_stats {
    * wall_seconds (the call's). */
   size_t n_devices;
   clphmm_device_stats devices[CLPHMM_MAX_DEVICES];
+  /* Float mode: pairs whose first pass stopped early, their float sum
+   * proven to fall below GKL's threshold (they are among rescued_pairs;
+   * README, "Long reads"; added with the early exit). */
+  uint64_t early_exits;
+  /* Pairs computed by the CPU reference: the double rescue on devices
+   * without fp64, and the degenerate pairs whose device result cannot stand
+   * (scaled values that overflow at extreme quality jumps, likelihoods
+   * below about 1e-600); added with the early exit. */
+  uint64_t cpu_pairs;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

@@ -1,6 +1,7 @@
 clphmm_add_test(test_reference)
 clphmm_add_test(test_reference_kernels)
 clphmm_add_test(test_model)
+clphmm_add_test(test_bound)
 clphmm_add_test(test_device)
 clphmm_add_test(test_api)
 set_tests_properties(test_device PROPERTIES TIMEOUT 1800)

@@ -200,6 +200,7 @@ static int schema(const parser *ps) {
                                         "gcups_kernel",
                                         "gcups_wall",
                                         "rescued_pairs",
+                                        "early_exits",
                                         "max_abs_error",
                                         "mean_abs_error",
                                         "call_wall_us",

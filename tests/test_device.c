@@ -3,8 +3,8 @@
  * multi-tile reads), both precisions, N and lowercase bases, qualities
  * 0..127, reads longer than haplotypes, pairs that need the double rescue,
  * chunked launches, determinism, concurrent tiles of long reads, a
- * long-read variant, rows prepared on the device and on the host, and a
- * 20,000 x 30,000 pair.
+ * long-read variant, rows prepared on the device and on the host, the
+ * early exit of float mode's first pass, and a 20,000 x 30,000 pair.
  *
  * Exit 77 (skip) when no OpenCL device exists, unless
  * CLPHMM_TEST_REQUIRE_DEVICE is set (CI sets it: PoCL must be there). */
@@ -66,7 +66,9 @@ static void random_bases(test_rng *rng, char *out, size_t n, int odd) {
 }
 
 /* A read copied from `hap` (when given) with ~5% substitutions, else random;
- * `wild` qualities are uniform 0..127, otherwise GATK-like. */
+ * `wild` qualities are uniform 0..127 (1), otherwise GATK-like with
+ * insertion and deletion qualities 6..45 (0) or 40..45 (QUAL_INDEL_HIGH). */
+#define QUAL_INDEL_HIGH 2
 static clphmm_read make_read(gen *g, test_rng *rng, size_t len, const char *hap,
                              size_t hap_len, int wild) {
   char *b = gen_alloc(g, len);
@@ -77,13 +79,14 @@ static clphmm_read make_read(gen *g, test_rng *rng, size_t len, const char *hap,
   for (size_t i = 0; i < len; i++) {
     int copy = hap && start + i < hap_len && test_rng_range(rng, 0, 99) >= 5;
     b[i] = copy ? hap[start + i] : random_base(rng, 1);
-    if (wild) {
+    if (wild == 1) {
       for (int k = 0; k < 4; k++)
         q[k * len + i] = (uint8_t)test_rng_range(rng, 0, 127);
     } else {
+      const unsigned lo = wild == QUAL_INDEL_HIGH ? 40 : 6;
       q[i] = (uint8_t)test_rng_range(rng, 6, 60);
-      q[len + i] = (uint8_t)test_rng_range(rng, 6, 45);
-      q[2 * len + i] = (uint8_t)test_rng_range(rng, 6, 45);
+      q[len + i] = (uint8_t)test_rng_range(rng, lo, 45);
+      q[2 * len + i] = (uint8_t)test_rng_range(rng, lo, 45);
       q[3 * len + i] = 10;
     }
   }
@@ -663,6 +666,94 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(host);
 }
 
+/* A context on `list` (float mode) with the early exit on or off
+ * (CLPHMM_EARLY_EXIT) and the scaled form (CLPHMM_FMA=1), which the exit
+ * needs; both restored after. */
+static int open_exit(const char *list, int on, clphmm_context **ctx) {
+  static const char *const names[2] = {"CLPHMM_EARLY_EXIT", "CLPHMM_FMA"};
+  const char *vals[2] = {on ? "1" : "0", "1"};
+  char *keep[2];
+  for (int i = 0; i < 2; i++) {
+    const char *v = getenv(names[i]);
+    keep[i] = v ? strdup(v) : NULL;
+    setenv(names[i], vals[i], 1);
+  }
+  const int ok = open_with_variants(CLPHMM_PRECISION_FLOAT, list, NULL, ctx);
+  for (int i = 0; i < 2; i++) {
+    if (keep[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+    free(keep[i]);
+  }
+  return ok;
+}
+
+/* The early exit of float mode's first pass (src/model/bound.h): reads of
+ * 100..900 rows with GATK-like indel qualities (the bound grows with every
+ * drop in deletion quality: it stops few reads whose deletion qualities
+ * jump about), 5% off their haplotypes or random against them (float sums
+ * on both sides of GKL's threshold), on the long-read variant (tiles one after
+ * the other), on concurrent tiles (one pair per work-group) and on two
+ * concurrent tiles (several pairs per work-group, which stop only together).
+ * The results must be bit-identical with the exit off (a pair stopped that GKL
+ * would keep in float would get its double result instead) and match the
+ * reference; some pairs must stop. */
+static void test_early_exit(test_rng *rng) {
+  static const struct {
+    const char *list, *what;
+    unsigned coop;
+  } cfg[] = {{"4x4/64,8x8/64,32x8/32:long", "long-read variant", 0},
+             {"4x4/64,8x8/64", "concurrent tiles", 0},
+             {"4x4/64,8x8/64", "two concurrent tiles", 2}};
+  gen g = {0};
+  for (int k = 0; k < 24; k++) {
+    size_t len = test_rng_range(rng, 100, 900);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
+              QUAL_INDEL_HIGH);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++) {
+    clphmm_context *on = NULL, *off = NULL;
+    if (open_exit(cfg[c].list, 1, &on) <= 0)
+      break;
+    if (open_exit(cfg[c].list, 0, &off) <= 0) {
+      clphmm_context_destroy(on);
+      break;
+    }
+    CHECK(vset(on)->v[0].early_exit && !vset(off)->v[0].early_exit,
+          "CLPHMM_EARLY_EXIT not honoured");
+    on->eng[0]->max_coop = off->eng[0]->max_coop = cfg[c].coop;
+    compare(on, &g, cfg[c].what);
+    double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
+    clphmm_stats sa, sb;
+    clphmm_context_stats(on, &sa);
+    clphmm_context_stats(off, &sb);
+    CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+          "%s: results differ with the early exit on and off", cfg[c].what);
+    CHECK(sa.early_exits > 0 && sb.early_exits == 0,
+          "%s: %llu early exits on, %llu off", cfg[c].what,
+          (unsigned long long)sa.early_exits,
+          (unsigned long long)sb.early_exits);
+    CHECK(sa.rescued_pairs == sb.rescued_pairs &&
+              sa.early_exits <= sa.rescued_pairs,
+          "%s: rescued %llu on, %llu off, early exits %llu", cfg[c].what,
+          (unsigned long long)sa.rescued_pairs,
+          (unsigned long long)sb.rescued_pairs,
+          (unsigned long long)sa.early_exits);
+    printf("float     early exit (%s): %zu pairs, %llu rescued, %llu "
+           "stopped early, as without it\n",
+           cfg[c].what, n, (unsigned long long)sa.rescued_pairs,
+           (unsigned long long)sa.early_exits);
+    free(a);
+    free(b);
+    clphmm_context_destroy(on);
+    clphmm_context_destroy(off);
+  }
+  gen_free(&g);
+}
+
 /* A 20,000-base read against a 30,000-base haplotype (read taken from the
  * haplotype with substitutions so the likelihood is meaningful). */
 static void test_long(clphmm_context *ctx, test_rng *rng) {
@@ -707,5 +798,6 @@ int main(void) {
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
   }
+  test_early_exit(&rng);
   return test_finish();
 }

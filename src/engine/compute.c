@@ -153,11 +153,15 @@ static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
 /* Whether a device's double rescue sum stands. The scaled form's is
  * GKL's double computation unless its scaled values overflowed (the sum is
  * then not finite: extreme quality jumps, insertion and deletion qualities
- * both 0) or its weights lost precision (below the normal range). */
+ * both 0), its weights lost precision (below the normal range), or the sum
+ * itself comes near the subnormal range (a likelihood below about 1e-600,
+ * where GKL's own cells are subnormal and the two operation orders part by
+ * up to 1e-2 in log10). */
+#define RESCUE_MIN_SUM 0x1p-990
 static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
   const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
-  return !s->stage.scaled ||
-         (isfinite(sum) && w[0] >= DBL_MIN && w[1] >= DBL_MIN);
+  return !s->stage.scaled || (isfinite(sum) && sum >= RESCUE_MIN_SUM &&
+                              w[0] >= DBL_MIN && w[1] >= DBL_MIN);
 }
 
 /* Finishing runs on the pool in parts of this many jobs. */
@@ -168,9 +172,9 @@ typedef struct finish_task {
   const cph_slot *s;
   int rescue_pass; /* the jobs are rescue pairs */
   /* Per part: rescue candidates found (float pass) or CPU fallbacks
-   * needed (rescue pass), as job indices, and a status. */
+   * needed (rescue pass), as job indices. */
   size_t *which, *n_which;
-  clphmm_status *status;
+  size_t *n_exit; /* per part: pairs the early exit stopped */
 } finish_task;
 
 static void finish_part(void *arg, size_t part) {
@@ -180,7 +184,7 @@ static void finish_part(void *arg, size_t part) {
                                                  ? lo + FINISH_PART
                                                  : st->n_jobs;
   const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  size_t nw = 0;
+  size_t nw = 0, ne = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &st->jobs[i];
     const double sum = job_sum(t->s, jb);
@@ -193,6 +197,7 @@ static void finish_part(void *arg, size_t part) {
       t->c->results[jb->out] = cph_log10_double(sum);
     } else {
       const float f = (float)sum;
+      ne += sum < 0; /* the kernel's mark of a stopped pair */
       if (cph_needs_rescue(f))
         t->which[lo + nw++] = i;
       else
@@ -200,6 +205,7 @@ static void finish_part(void *arg, size_t part) {
     }
   }
   t->n_which[part] = nw;
+  t->n_exit[part] = ne;
 }
 
 static clphmm_status add_rescue(call *c, const cph_job *jb) {
@@ -222,19 +228,22 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
   if (n == 0)
     return CLPHMM_SUCCESS;
   size_t *which = malloc(n * sizeof *which);
-  size_t *n_which = calloc(parts, sizeof *n_which);
+  size_t *n_which = calloc(2 * parts, sizeof *n_which);
   clphmm_status st = which && n_which ? CLPHMM_SUCCESS
                                       : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                                   "no memory for results");
-  finish_task t = {c, s, rescue_pass, which, n_which, NULL};
+  finish_task t = {c, s, rescue_pass, which, n_which, n_which + parts};
   if (!st)
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
+  for (size_t p = 0; p < parts && !st; p++)
+    c->ctx->stats.early_exits += t.n_exit[p];
   for (size_t p = 0; p < parts && !st; p++)
     for (size_t i = 0; i < n_which[p] && !st; i++) {
       const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
       if (rescue_pass) {
         const cph_pair pr = {jb->rd, jb->hp, jb->out};
         st = rescue_on_cpu(&pr, c->results);
+        c->ctx->stats.cpu_pairs++;
       } else {
         st = add_rescue(c, jb);
       }
@@ -550,6 +559,7 @@ static clphmm_status rescue_pass(call *c) {
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
     clphmm_status rc = rescue_on_cpus(c);
+    ctx->stats.cpu_pairs += c->n_rescue;
     ctx->stats.rescue_seconds += cph_now() - t0;
     return rc;
   }

@@ -89,6 +89,8 @@ static void count_range(const clphmm_batch *batches, const cph_range *r,
  * by variant name (devices of one kind have the same bins). */
 static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->rescued_pairs += e->rescued_pairs;
+  t->early_exits += e->early_exits;
+  t->cpu_pairs += e->cpu_pairs;
   t->launches += e->launches;
   t->kernel_seconds += e->kernel_seconds;
   t->prepare_seconds += e->prepare_seconds;

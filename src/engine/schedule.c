@@ -212,29 +212,41 @@ static uint32_t tiles_of(const cph_job *jb, const cph_variant *v) {
   return (jb->R + rows - 1) / rows;
 }
 
-/* Tile slots for the launch of keys[start..n) of a bin on `v`. */
+/* Tile slots of a job on `v` when its launch runs concurrent tiles. */
+static unsigned job_coop(const cph_engine *ctx, const cph_job *jb,
+                         const cph_variant *v) {
+  return cph_variant_coop(v, tiles_of(jb, v), ctx->max_coop);
+}
+
+/* Tile slots for the launch of keys[start..n) of a bin on `v`. Jobs are
+ * sorted by tiles, so the jobs that would run with as many slots as the
+ * first follow it; they share one launch, whatever their tile counts (a
+ * work-group runs the rounds of its own pair: on the H200 the double rescue
+ * of the long suite's 1,535 pairs took 68 launches of about 25 pairs each,
+ * one per tile count, and ran at 0.06 TCUPS). */
 static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
                             const uint64_t *keys, size_t start, size_t n,
                             const cph_variant *v) {
-  const uint32_t tiles = tiles_of(&stage->jobs[key_job(keys[start])], v);
+  const cph_job *first = &stage->jobs[key_job(keys[start])];
+  const unsigned coop = job_coop(ctx, first, v);
   if (ctx->max_coop) /* CLPHMM_CONCURRENT_TILES */
-    return cph_variant_coop(v, tiles, ctx->max_coop);
-  if (tiles == 1)
+    return coop;
+  if (tiles_of(first, v) == 1)
     return 1;
   const uint64_t full =
       (uint64_t)CPH_FILL_PAIRS_PER_UNIT *
       (ctx->dev.info.compute_units ? ctx->dev.info.compute_units : 1) *
       cph_variant_pairs(v);
-  size_t same = 0; /* pairs with this tile count: the launch at most */
+  size_t same = 0; /* pairs of this launch, at most */
   while (start + same < n && same < full &&
-         tiles_of(&stage->jobs[key_job(keys[start + same])], v) == tiles)
+         job_coop(ctx, &stage->jobs[key_job(keys[start + same])], v) == coop)
     same++;
-  return same < full ? cph_variant_coop(v, tiles, 0) : 1;
+  return same < full ? coop : 1;
 }
 
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
  * many jobs as fit the cells per launch and the boundary scratch, and,
- * with concurrent tiles, have as many tiles. */
+ * with concurrent tiles, would run with as many slots. */
 static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
                          const uint64_t *keys, size_t n, size_t start,
                          const cph_variant *v, unsigned coop) {
@@ -242,7 +254,8 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
   uint64_t bound_cap = MAX_BOUND_BYTES;
   if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
     bound_cap = ctx->dev.max_alloc_bytes;
-  const uint32_t tiles0 = tiles_of(&stage->jobs[key_job(keys[start])], v);
+  const cph_job *first = &stage->jobs[key_job(keys[start])];
+  const uint32_t tiles0 = tiles_of(first, v);
   /* Single-tile pairs sorted by haplotype length: when the bin's longest
    * pair times its count fits the cells per launch, they all go in one
    * launch without a look at each (the common case). */
@@ -263,7 +276,7 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
     uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
     uint64_t bound = mt > 1 ? slots * 4 * (mh + v->g + 5ull) * real : 0;
     if (end > start && (cells + c > ctx->max_cells || bound > bound_cap ||
-                        (coop > 1 && t != tiles0)))
+                        (coop > 1 && job_coop(ctx, jb, v) != coop)))
       break;
     cells += c;
     max_h = mh;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "model/bound.h"
 #include "model/validate.h"
 
 /* Jacobian log table: J[k] = log10(1 + 10^(-k * 0.0001)), k = 0..80000. */
@@ -132,6 +133,7 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
   const cph_tables_f *tf = cph_tables_gkl_float();
   const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
   scaled_walk w = {1.0, 1.0, 1.0, 1.0};
+  cph_bound_walk bw = CPH_BOUND_WALK_INIT;
   for (size_t k = 0; k < read->length; k++) {
     unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
     unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
@@ -157,15 +159,23 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                         .match = 1.0 - td->ph2pr[q],
                         .mismatch = td->ph2pr[q] / 3.0};
     } else {
+      const double growth = cph_bound_growth(mm, gapm, mx, gg, bw.e_prev);
+      bw.e_prev = cph_bound_e(my, gg);
+      const double qk = cph_bound_step(&bw, mm, growth);
       cph_row_fs *r = &((cph_row_fs *)rows)[k];
       *r = (cph_row_fs){.b = (float)coef[0],
                         .g = (float)coef[1],
                         .a = (float)coef[2],
                         .gg = (float)gg,
+                        .qm = cph_float_up(qk),
+                        .qx = cph_float_up(qk * (mx / mm)),
                         .match = 1.0f - tf->ph2pr[q],
                         .mismatch = tf->ph2pr[q] / 3.0f};
     }
   }
+  if (!dbl && read->length)
+    ((cph_row_fs *)rows)[read->length - 1].qm =
+        cph_float_up(cph_bound_threshold(&bw, read->length));
 }
 
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,

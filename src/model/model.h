@@ -55,7 +55,11 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows);
  * P_i-1 mx_i; *wm = P_R and *wx = P_R-1 mx_R turn the kernel's two last-row
  * sums into the scaled final sum. */
 typedef struct cph_row_fs {
-  float b, g, a, gg, unused[2], match, mismatch;
+  float b, g, a, gg;
+  /* The early-exit bound (model/bound.h): qm_i and qx_i, rounded up;
+   * the last row's qm holds the read's threshold T instead. */
+  float qm, qx;
+  float match, mismatch;
 } cph_row_fs;
 typedef struct cph_row_ds {
   double b, g, a, gg, unused[2], match, mismatch;

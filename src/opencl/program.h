@@ -41,6 +41,9 @@ typedef struct cph_variant {
   int ftz;         /* float programs flush denormals (-cl-denorms-are-zero):
                       CPUs, where GKL's float pass flushes too (FTZ) and a
                       denormal costs a hundred cycles (see plan.c) */
+  int early_exit;  /* float programs of the scaled form stop pairs whose
+                      float sum is certain to need the double rescue
+                      (model/bound.h; CPH_EXIT in cl/pairhmm.cl) */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the

@@ -115,6 +115,9 @@ static clphmm_status variants_of(const cph_device *dev,
      * GPUs keep IEEE denormals (free there; their results stay as
      * measured). Double programs never flush (Java's semantics). */
     set->v[i].ftz = !dbl && dev->info.type == CLPHMM_DEVICE_CPU;
+    /* The first pass of float mode stops pairs certain to be rescued
+     * (model/bound.h); the vector kernel has no early exit. */
+    set->v[i].early_exit = !dbl && scaled && !set->v[i].vec;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
@@ -136,11 +139,32 @@ int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
   return pairs < fill && cells < PLAN_SMALL_MAX_CELLS;
 }
 
+/* CLPHMM_EARLY_EXIT=0 turns the early exit off (for measurements and
+ * tests: results are the same either way). */
+static clphmm_status early_exit_env(int *on) {
+  const char *e = getenv("CLPHMM_EARLY_EXIT");
+  *on = 1;
+  if (!e || !*e)
+    return CLPHMM_SUCCESS;
+  if (strcmp(e, "0") && strcmp(e, "1"))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "CLPHMM_EARLY_EXIT='%s': expected 0 or 1", e);
+  *on = e[0] == '1';
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
                                 cph_variant_set *set) {
   cph_tuning_choice c;
-  clphmm_status st = cph_tuning_for_device(dev, &c);
-  return st ? st : variants_of(dev, &c, dbl, scaled, set);
+  int on;
+  clphmm_status st = early_exit_env(&on);
+  if (!st)
+    st = cph_tuning_for_device(dev, &c);
+  if (!st)
+    st = variants_of(dev, &c, dbl, scaled, set);
+  for (size_t i = 0; !st && !on && i < cph_plan_count(set); i++)
+    set->v[i].early_exit = 0;
+  return st;
 }
 
 /* Per-step overhead of the lane-group kernel, in read rows (fitted to the
