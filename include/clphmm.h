@@ -303,8 +303,8 @@ typedef struct clphmm_stats {
   uint64_t early_exits;
   /* Pairs computed by the CPU reference: the double rescue on devices
    * without fp64, and the degenerate pairs whose device result cannot stand
-   * (scaled values that overflow at extreme quality jumps, likelihoods
-   * below about 1e-600); added with the early exit. */
+   * (scaled values that overflow at extreme quality jumps); added with the
+   * early exit. */
   uint64_t cpu_pairs;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,

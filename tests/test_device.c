@@ -690,7 +690,7 @@ static int open_exit(const char *list, int on, clphmm_context **ctx) {
 }
 
 /* The early exit of float mode's first pass (src/model/bound.h): reads of
- * 100..900 rows with GATK-like indel qualities (the bound grows with every
+ * 100..700 rows with GATK-like indel qualities (the bound grows with every
  * drop in deletion quality: it stops few reads whose deletion qualities
  * jump about), 5% off their haplotypes or random against them (float sums
  * on both sides of GKL's threshold), on the long-read variant (tiles one after
@@ -708,7 +708,7 @@ static void test_early_exit(test_rng *rng) {
              {"4x4/64,8x8/64", "two concurrent tiles", 2}};
   gen g = {0};
   for (int k = 0; k < 24; k++) {
-    size_t len = test_rng_range(rng, 100, 900);
+    size_t len = test_rng_range(rng, 100, 700);
     add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
               QUAL_INDEL_HIGH);
   }

@@ -153,15 +153,14 @@ static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
 /* Whether a device's double rescue sum stands. The scaled form's is
  * GKL's double computation unless its scaled values overflowed (the sum is
  * then not finite: extreme quality jumps, insertion and deletion qualities
- * both 0), its weights lost precision (below the normal range), or the sum
- * itself comes near the subnormal range (a likelihood below about 1e-600,
- * where GKL's own cells are subnormal and the two operation orders part by
- * up to 1e-2 in log10). */
-#define RESCUE_MIN_SUM 0x1p-990
+ * both 0) or its weights lost precision (below the normal range). (Sums in
+ * double's subnormal range, likelihoods below about 1e-600, keep only the
+ * precision of that range: the CPU reference, in GKL's operation order,
+ * may differ there by up to 1e-2 in log10.) */
 static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
   const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
-  return !s->stage.scaled || (isfinite(sum) && sum >= RESCUE_MIN_SUM &&
-                              w[0] >= DBL_MIN && w[1] >= DBL_MIN);
+  return !s->stage.scaled ||
+         (isfinite(sum) && w[0] >= DBL_MIN && w[1] >= DBL_MIN);
 }
 
 /* Finishing runs on the pool in parts of this many jobs. */
