@@ -45,6 +45,7 @@ typedef real tab_t;
 #define PREP_BOUND (CPH_SCALED && !CPH_DOUBLE)
 #if PREP_BOUND
 #define BOUND_RHO (1.0 + 0x1p-20)
+#define BOUND_MIN_ROWS 256 /* CPH_BOUND_MIN_ROWS */
 
 static double bound_e(double my, double gg) {
   return BOUND_RHO * my / (1.0 - BOUND_RHO * gg);
@@ -95,6 +96,7 @@ prep_rows(__global const uchar *raw, const uint n_rows,
    * row from one work-item tripled the kernel's time on the H200). */
   __local float block_q[2 * PREP_BLOCK];
   double bprod = 1, bgrowth = 1, bgmin = 1;
+  const int bound_on = reads[get_group_id(0)].y > BOUND_MIN_ROWS;
 #endif
   const uint r = get_group_id(0), lid = get_local_id(0);
   const uint2 rd = reads[r];
@@ -127,11 +129,13 @@ prep_rows(__global const uchar *raw, const uint n_rows,
               s, rows);
       block_mm[k - k0] = mm;
 #if PREP_BOUND
-      /* (e of the row above: 0 above the first row.) */
-      const double e_prev =
-          k > 0 ? bound_e(pmy, tab[TAB_PH2PR + qc[s - 1]]) : 0.0;
-      block_g[k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
-      block_x[k - k0] = mx / mm;
+      if (bound_on) {
+        /* (e of the row above: 0 above the first row.) */
+        const double e_prev =
+            k > 0 ? bound_e(pmy, tab[TAB_PH2PR + qc[s - 1]]) : 0.0;
+        block_g[k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
+        block_x[k - k0] = mx / mm;
+      }
 #endif
 #else
       const real ph_c = tab[TAB_PH2PR + c];
@@ -154,6 +158,8 @@ prep_rows(__global const uchar *raw, const uint n_rows,
         }
         prod *= block_mm[k - k0];
 #if PREP_BOUND
+        if (!bound_on)
+          continue;
         bprod = bprod * block_mm[k - k0];
         bgrowth = bgrowth * block_g[k - k0];
         bgmin = bgrowth < bgmin ? bgrowth : bgmin;
@@ -169,8 +175,11 @@ prep_rows(__global const uchar *raw, const uint n_rows,
     barrier(CLK_LOCAL_MEM_FENCE);
 #if PREP_BOUND
     for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG)
-      vstore2((float2)(block_q[2 * (k - k0)], block_q[2 * (k - k0) + 1]), 0,
-              rows + (size_t)(rd.x + k) * 8 + 4);
+      if (bound_on)
+        vstore2((float2)(block_q[2 * (k - k0)], block_q[2 * (k - k0) + 1]), 0,
+                rows + (size_t)(rd.x + k) * 8 + 4);
+      else if (k + 1 == rd.y) /* no bound: a threshold that never stops */
+        rows[(size_t)(rd.x + k) * 8 + 4] = (real)NAN;
 #endif
 #endif
   }

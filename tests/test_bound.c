@@ -191,7 +191,7 @@ static void test_random_pairs(test_rng *rng) {
     tally t = {0};
     for (int n = 0; n < 60; n++) {
       pair_data p;
-      const size_t R = test_rng_range(rng, 20, 500);
+      const size_t R = test_rng_range(rng, 200, 700);
       const size_t H = test_rng_range(rng, (unsigned)R / 2, (unsigned)R + 200);
       make_pair(rng, &profiles[k], R, H, test_rng_range(rng, 1, 30), &p);
       check_pair(&p, profiles[k].name, &t);
@@ -223,20 +223,34 @@ static void test_refusals(void) {
   CHECK(isnan(cph_bound_threshold(&w, 1024)), "a loose threshold accepted");
   w.growth = NAN;
   CHECK(isnan(cph_bound_threshold(&w, 10)), "an invalid walk accepted");
-  /* A read with a gap continuation of 0 in its middle stores NaN. */
-  static const char b[] = "ACGTACGTAC";
-  uint8_t q[40];
-  for (int i = 0; i < 40; i++)
+  /* Reads of CPH_BOUND_MIN_ROWS rows or fewer get none (zeros, NaN); a
+   * longer one gets a threshold, unless a gap continuation of phred 0 in
+   * its middle makes it NaN. */
+  enum { N = CPH_BOUND_MIN_ROWS + 44 };
+  static char b[N];
+  static uint8_t q[4 * N];
+  static cph_row_fs rows[N];
+  for (int i = 0; i < N; i++)
+    b[i] = "ACGT"[i & 3];
+  for (int i = 0; i < 4 * N; i++)
     q[i] = 30;
-  q[30 + 5] = 0; /* gap continuation of row 6 */
-  clphmm_read rd = {b, q, q + 10, q + 20, q + 30, 10};
-  cph_row_fs rows[10];
   double wm, wx;
+  const size_t lens[] = {CPH_BOUND_MIN_ROWS, N};
+  for (int k = 0; k < 2; k++) {
+    const size_t n = lens[k];
+    clphmm_read rd = {b, q, q + n, q + 2 * n, q + 3 * n, n};
+    cph_rows_scaled(&rd, 0, rows, &wm, &wx);
+    CHECK(k ? isfinite(rows[n - 1].qm) && rows[0].qm > 0 && rows[0].qx > 0
+            : isnan(rows[n - 1].qm) && rows[0].qm == 0 && rows[0].qx == 0,
+          "%zu rows: threshold %g, first row %g %g", n, (double)rows[n - 1].qm,
+          (double)rows[0].qm, (double)rows[0].qx);
+  }
+  q[3 * N + N / 2] = 0; /* gap continuation of a middle row */
+  clphmm_read rd = {b, q, q + N, q + 2 * N, q + 3 * N, N};
   cph_rows_scaled(&rd, 0, rows, &wm, &wx);
-  CHECK(isnan(rows[9].qm),
-        "threshold %g for a read with a gap continuation "
-        "of phred 0",
-        (double)rows[9].qm);
+  CHECK(isnan(rows[N - 1].qm),
+        "threshold %g for a read with a gap continuation of phred 0",
+        (double)rows[N - 1].qm);
 }
 
 static void test_float_up(void) {

@@ -514,6 +514,15 @@ static void test_bins(void) {
           "%u rows: got %ux%u/%u seq %d r%u", lcases[i].rows, v->g, v->c, v->wg,
           v->seq, v->maxreg);
   }
+  /* Too few long pairs to fill the device with the long-read variant: the
+   * other variants tile them (by cost, as without a long-read variant). */
+  CHECK(set.v[cph_plan_bin_fill(&set, 2048, 99, 100)].seq == 0 &&
+            set.v[cph_plan_bin_fill(&set, 2048, 99, 100)].c == 16 &&
+            set.v[cph_plan_bin_fill(&set, 1100, 99, 100)].c == 24,
+        "few long pairs stayed on the long-read variant");
+  CHECK(set.v[cph_plan_bin_fill(&set, 2048, 100, 100)].seq &&
+            !set.v[cph_plan_bin_fill(&set, 512, 1, 100)].seq,
+        "enough long pairs did not take the long-read variant");
   char text[256];
   cph_plan_format(&set, text, sizeof text);
   CHECK(!strcmp(text, "4x16/128,32x16/128,32x24/128,32x16/32:long:r168"),

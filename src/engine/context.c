@@ -141,6 +141,8 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
   ctx->dev = *dev;
+  ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *
+                  (dev->info.compute_units ? dev->info.compute_units : 1);
   ctx->max_device_bytes = o->max_device_bytes
                               ? o->max_device_bytes
                               : ctx->dev.info.global_mem_bytes / 2;

@@ -22,11 +22,13 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
 
 /* ---- order ----------------------------------------------------------- */
 
-/* Sort key of a job: bin, tiles, haplotype length (clamped to their
- * fields), then the job's index; sorting the 64-bit keys gives the order
- * of the old comparison sort (bin, tiles, H, job). */
+/* Sort key of a job: bin, tiles (most first), haplotype length (clamped
+ * to their fields), then the job's index. The pairs of most tiles start
+ * first, so that the longest pairs do not finish last, alone on the device
+ * (on the H200 the double rescue of the long suite, reads of 1-20 kb, ran
+ * at 0.5 TCUPS where equal pairs of 4 kb ran at 1.05). */
 static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j) {
-  const uint64_t t = tiles < 0x3fff ? tiles : 0x3fff;
+  const uint64_t t = 0x3fff - (tiles < 0x3fff ? tiles : 0x3fff);
   const uint64_t h = H < 0x3fff ? H : 0x3fff;
   return (uint64_t)bin << 60 | t << 46 | h << 32 | (uint64_t)j;
 }
@@ -112,8 +114,11 @@ typedef struct key_task {
   cph_job *jobs;
   uint64_t *keys;
   size_t n;
-  uint32_t *used; /* per range: bit b = bin b used */
-  int small_bin;  /* every job's bin (the small-call variant), -1: none */
+  uint32_t *used;   /* per range: bit b = bin b used */
+  int small_bin;    /* every job's bin (the small-call variant), -1: none */
+  uint64_t *n_long; /* per range: jobs binned on the long-read variant */
+  uint32_t seq_bin; /* the long-read variant's index (else none) */
+  uint64_t fill;    /* cph_plan_bin_fill */
   uint32_t rows[CPH_MAX_VARIANTS];
 } key_task;
 
@@ -122,6 +127,7 @@ static void bin_range(void *arg, size_t r) {
   const size_t lo = r * ORDER_RANGE,
                hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
   uint32_t last_R = 0, bin = 0, used = 0;
+  uint64_t n_long = 0;
   for (size_t i = lo; i < hi; i++) {
     if (i == lo || t->jobs[i].R != last_R) { /* a read's pairs come together */
       last_R = t->jobs[i].R;
@@ -130,8 +136,10 @@ static void bin_range(void *arg, size_t r) {
     }
     t->jobs[i].slot = bin;
     used |= 1u << bin;
+    n_long += bin == t->seq_bin;
   }
   t->used[r] = used;
+  t->n_long[r] = n_long;
 }
 
 static void key_range(void *arg, size_t r) {
@@ -157,6 +165,19 @@ static int small_bin(const cph_engine *ctx, const cph_variant_set *vs,
   return cph_plan_small(vs, stage->n_jobs, cells, cu) ? (int)vs->n : -1;
 }
 
+/* The jobs binned on the long-read variant `seq` go to the other variants
+ * when they are too few to fill the device with it (cph_plan_bin_fill). */
+static uint32_t rebin_long(key_task *t, uint32_t seq, uint64_t n_long) {
+  uint32_t used = 0;
+  for (size_t i = 0; i < t->n; i++) {
+    cph_job *jb = &t->jobs[i];
+    if (jb->slot == seq)
+      jb->slot = (uint32_t)cph_plan_bin_fill(t->vs, jb->R, n_long, t->fill);
+    used |= 1u << jb->slot;
+  }
+  return used;
+}
+
 /* Build the kernels of the bins the jobs use, then sort the jobs. */
 static clphmm_status order_jobs(cph_engine *ctx, int dbl,
                                 const cph_stage *stage, cph_sched *s,
@@ -175,18 +196,32 @@ static clphmm_status order_jobs(cph_engine *ctx, int dbl,
                 n,
                 NULL,
                 small_bin(ctx, &ctx->variants[dbl], stage),
+                NULL,
+                UINT32_MAX,
+                ctx->seq_fill,
                 {0}};
+  const cph_variant_set *vs = &ctx->variants[dbl];
+  if (vs->n && vs->v[vs->n - 1].seq)
+    t.seq_bin = (uint32_t)(vs->n - 1);
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
-  if (!t.used || (n && !s->cap_keys)) {
+  t.n_long = calloc(ranges ? ranges : 1, sizeof *t.n_long);
+  if (!t.used || !t.n_long || (n && !s->cap_keys)) {
     free(t.used);
+    free(t.n_long);
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
   }
   cph_pool_for(ctx->pool, ranges, bin_range, &t);
   uint32_t used = 0;
-  for (size_t r = 0; r < ranges; r++)
+  uint64_t n_long = 0;
+  for (size_t r = 0; r < ranges; r++) {
     used |= t.used[r];
+    n_long += t.n_long[r];
+  }
   free(t.used);
+  free(t.n_long);
+  if (n_long && cph_plan_bin_fill(vs, UINT32_MAX, n_long, t.fill) != t.seq_bin)
+    used = rebin_long(&t, t.seq_bin, n_long);
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
     if (!(used >> b & 1))
       continue;
@@ -219,11 +254,11 @@ static unsigned job_coop(const cph_engine *ctx, const cph_job *jb,
 }
 
 /* Tile slots for the launch of keys[start..n) of a bin on `v`. Jobs are
- * sorted by tiles, so the jobs that would run with as many slots as the
- * first follow it; they share one launch, whatever their tile counts (a
- * work-group runs the rounds of its own pair: on the H200 the double rescue
- * of the long suite's 1,535 pairs took 68 launches of about 25 pairs each,
- * one per tile count, and ran at 0.06 TCUPS). */
+ * sorted by tiles (most first), so the jobs that would run with as many
+ * slots as the first follow it; they share one launch, whatever their tile
+ * counts (a work-group runs the rounds of its own pair: on the H200 the double
+ * rescue of the long suite's 1,535 pairs took 68 launches of about 25 pairs
+ * each, one per tile count, and ran at 0.06 TCUPS). */
 static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
                             const uint64_t *keys, size_t start, size_t n,
                             const cph_variant *v) {

@@ -19,6 +19,12 @@
  * CPH_BOUND_MAX_H bases (the kernel checks). */
 #define CPH_BOUND_MAX_H (1u << 20)
 
+/* Reads of at most this many rows get no bound (slots 4 and 5 zero, a NaN
+ * threshold): they rarely span several tiles, and the row preparation of
+ * HaplotypeCaller-sized reads would pay for it (its time tripled on the
+ * H200). cl/prep.cl has the same constant. */
+#define CPH_BOUND_MIN_ROWS 256
+
 /* Per-read state of the walk over rows 1..R. */
 typedef struct cph_bound_walk {
   double prod;   /* P_i = mm_1 ... mm_i */

@@ -173,9 +173,14 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                         .mismatch = tf->ph2pr[q] / 3.0f};
     }
   }
-  if (!dbl && read->length)
-    ((cph_row_fs *)rows)[read->length - 1].qm =
-        cph_float_up(cph_bound_threshold(&bw, read->length));
+  if (!dbl && read->length) {
+    cph_row_fs *r = rows;
+    const int on = read->length > CPH_BOUND_MIN_ROWS;
+    for (size_t k = 0; !on && k < read->length; k++)
+      r[k].qm = r[k].qx = 0.0f;
+    r[read->length - 1].qm =
+        on ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
+  }
 }
 
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,

@@ -175,11 +175,12 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
  * variant tiles long reads. */
 #define PLAN_VEC_STEP_ROWS 1
 
-size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
+static size_t plan_bin(const cph_variant_set *set, uint32_t rows,
+                       int allow_seq) {
   for (size_t i = 0; i < set->n && !set->v[i].seq; i++)
     if (rows <= cph_variant_rows(&set->v[i]))
       return i;
-  if (set->v[set->n - 1].seq) /* the long-read variant (sorted last) */
+  if (set->v[set->n - 1].seq && allow_seq) /* the long-read variant (last) */
     return set->n - 1;
   /* Longer than every tile: among the variants with the most lanes (the
    * long-read shapes), the one with the least estimated cost, then the one
@@ -197,7 +198,8 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   for (size_t i = 0; i < set->n; i++) {
     const cph_variant *v = &set->v[i];
     const uint64_t t = cph_variant_rows(v);
-    /* (No long-read variant here: it would have been returned.) */
+    if (v->seq)
+      continue;
     const uint64_t padded = (rows + t - 1) / t * t;
     const uint64_t cost =
         padded * (v->c + (v->vec ? PLAN_VEC_STEP_ROWS : PLAN_STEP_ROWS)) *
@@ -210,6 +212,15 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
     }
   }
   return best;
+}
+
+size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
+  return plan_bin(set, rows, 1);
+}
+
+size_t cph_plan_bin_fill(const cph_variant_set *set, uint32_t rows,
+                         uint64_t long_pairs, uint64_t fill) {
+  return plan_bin(set, rows, long_pairs >= fill);
 }
 
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {

@@ -56,6 +56,20 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
  * plan.c). */
 size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 
+/* The long-read variant runs one pair per lane group, its tiles one after
+ * the other; with fewer long reads' pairs than this many per compute unit
+ * they run on the other variants' concurrent tiles instead (H200, float
+ * pass of 601 pairs of 4096 bases: 2.70 TCUPS on 32x16/128 with four
+ * concurrent tiles, 1.91 on the long-read variant). */
+#define CPH_SEQ_MIN_PAIRS_PER_UNIT 16
+
+/* cph_plan_bin for a chunk with `long_pairs` pairs on the long-read
+ * variant: the other variants when those pairs are fewer than `fill`
+ * (CPH_SEQ_MIN_PAIRS_PER_UNIT per compute unit), too few to fill the
+ * device with it. */
+size_t cph_plan_bin_fill(const cph_variant_set *set, uint32_t rows,
+                         uint64_t long_pairs, uint64_t fill);
+
 /* Whether a chunk of `pairs` pairs and `cells` cells runs on the small-call
  * variant: the set has one, and the pairs are fewer than fill a device of
  * `compute_units` compute units with CPH_FILL_PAIRS_PER_UNIT pairs per lane
