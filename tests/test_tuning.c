@@ -515,10 +515,11 @@ static void test_bins(void) {
           v->seq, v->maxreg);
   }
   /* Too few long pairs to fill the device with the long-read variant: the
-   * other variants tile them (by cost, as without a long-read variant). */
+   * widest variant with the smallest tiles takes them all. */
   CHECK(set.v[cph_plan_bin_fill(&set, 2048, 99, 100)].seq == 0 &&
             set.v[cph_plan_bin_fill(&set, 2048, 99, 100)].c == 16 &&
-            set.v[cph_plan_bin_fill(&set, 1100, 99, 100)].c == 24,
+            set.v[cph_plan_bin_fill(&set, 1100, 99, 100)].c == 16 &&
+            set.v[cph_plan_bin_fill(&set, 700, 99, 100)].c == 24,
         "few long pairs stayed on the long-read variant");
   CHECK(set.v[cph_plan_bin_fill(&set, 2048, 100, 100)].seq &&
             !set.v[cph_plan_bin_fill(&set, 512, 1, 100)].seq,

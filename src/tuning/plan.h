@@ -64,9 +64,10 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
 #define CPH_SEQ_MIN_PAIRS_PER_UNIT 16
 
 /* cph_plan_bin for a chunk with `long_pairs` pairs on the long-read
- * variant: the other variants when those pairs are fewer than `fill`
- * (CPH_SEQ_MIN_PAIRS_PER_UNIT per compute unit), too few to fill the
- * device with it. */
+ * variant: when those pairs are fewer than `fill` (CPH_SEQ_MIN_PAIRS_PER_UNIT
+ * per compute unit), too few to fill the device with it, their reads go to
+ * the variant with the most lanes and the fewest rows per tile instead,
+ * all of them (one launch, the most concurrent tiles). */
 size_t cph_plan_bin_fill(const cph_variant_set *set, uint32_t rows,
                          uint64_t long_pairs, uint64_t fill);
 
