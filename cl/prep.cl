@@ -91,10 +91,12 @@ prep_rows(__global const uchar *raw, const uint n_rows,
   tab_t prod = 1;
 #endif
 #if PREP_BOUND
-  __local double block_g[PREP_BLOCK], block_x[PREP_BLOCK];
-  /* The block's slots 4 and 5, written out by all work-items (a store per
-   * row from one work-item tripled the kernel's time on the H200). */
-  __local float block_q[2 * PREP_BLOCK];
+  /* Per row of the block: gamma, then G (the serial products), P, and
+   * mx / mm. Only the products are serial; all work-items turn them into
+   * the slots (a division, conversions and a store per row in the serial
+   * loop made the long suite's row preparation take 5 ms on the H200). */
+  __local double block_g[PREP_BLOCK], block_p[PREP_BLOCK], block_x[PREP_BLOCK];
+  __local double threshold;
   double bprod = 1, bgrowth = 1, bgmin = 1;
   const int bound_on = reads[get_group_id(0)].y > BOUND_MIN_ROWS;
 #endif
@@ -163,23 +165,27 @@ prep_rows(__global const uchar *raw, const uint n_rows,
         bprod = bprod * block_mm[k - k0];
         bgrowth = bgrowth * block_g[k - k0];
         bgmin = bgrowth < bgmin ? bgrowth : bgmin;
-        const double q = bprod / bgrowth;
-        block_q[2 * (k - k0)] =
-            k + 1 == rd.y
-                ? convert_float_rtp(bound_threshold(bgrowth, bgmin, rd.y))
-                : convert_float_rtp(q);
-        block_q[2 * (k - k0) + 1] = convert_float_rtp(q * block_x[k - k0]);
+        block_p[k - k0] = bprod;
+        block_g[k - k0] = bgrowth;
+        if (k + 1 == rd.y)
+          threshold = bound_threshold(bgrowth, bgmin, rd.y);
 #endif
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #if PREP_BOUND
-    for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG)
-      if (bound_on)
-        vstore2((float2)(block_q[2 * (k - k0)], block_q[2 * (k - k0) + 1]), 0,
-                rows + (size_t)(rd.x + k) * 8 + 4);
-      else if (k + 1 == rd.y) /* no bound: a threshold that never stops */
+    for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG) {
+      if (bound_on) {
+        const double q = block_p[k - k0] / block_g[k - k0];
+        vstore2((float2)(k + 1 == rd.y ? convert_float_rtp(threshold)
+                                       : convert_float_rtp(q),
+                         convert_float_rtp(q * block_x[k - k0])),
+                0, rows + (size_t)(rd.x + k) * 8 + 4);
+      } else if (k + 1 == rd.y) { /* no bound: a threshold that never stops */
         rows[(size_t)(rd.x + k) * 8 + 4] = (real)NAN;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the next block rewrites block_g */
 #endif
 #endif
   }

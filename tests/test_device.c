@@ -643,6 +643,10 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
     add_batch(&g, rng, &lens[i], 1, 3, 1, (unsigned)lens[i] + 40, 0, 1);
   size_t rl[4] = {90, 120, 150, 40};
   add_batch(&g, rng, rl, 4, 3, 100, 200, 0, 0); /* rescued in float mode */
+  /* Reads long enough for the early-exit bound (its slots of the rows),
+   * some of them stopped. */
+  size_t ll[3] = {600, 700, 800};
+  add_batch(&g, rng, ll, 3, 2, 700, 800, 1, QUAL_INDEL_HIGH);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   double *a = run_device(dev, &g, n), *b = run_device(host, &g, n);
@@ -653,13 +657,17 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
         "%s: rows prepared on the device and on the host give different "
         "results",
         p ? "double" : "float");
-  CHECK(sa.rescued_pairs == sb.rescued_pairs,
-        "rescued pairs differ: %llu on the device, %llu on the host",
+  CHECK(sa.rescued_pairs == sb.rescued_pairs &&
+            sa.early_exits == sb.early_exits,
+        "rescued pairs differ: %llu on the device, %llu on the host (early "
+        "exits %llu, %llu)",
         (unsigned long long)sa.rescued_pairs,
-        (unsigned long long)sb.rescued_pairs);
+        (unsigned long long)sb.rescued_pairs,
+        (unsigned long long)sa.early_exits, (unsigned long long)sb.early_exits);
   printf("%-9s rows prepared on the device = on the host: %zu pairs, %llu "
-         "rescued\n",
-         p ? "double" : "float", n, (unsigned long long)sa.rescued_pairs);
+         "rescued, %llu stopped early\n",
+         p ? "double" : "float", n, (unsigned long long)sa.rescued_pairs,
+         (unsigned long long)sa.early_exits);
   free(a);
   free(b);
   gen_free(&g);
