@@ -64,7 +64,11 @@ NAME=$("$BENCH" --list 2>/dev/null | awk -v t="$DEVICE" '
   /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name); if (!first) first = name }
   /^  type:/ && $2 == t"," && !found { found = name }
   END { print found ? found : first }')
-say "# device: $NAME"
+DRIVER=$("$BENCH" --list 2>/dev/null | awk -v n="$NAME" '
+  /^device [0-9]+:/ { on = index($0, n) > 0 }
+  on && /^  version:/ { sub(/^  version: */, ""); print; exit }')
+say "# device: $NAME ($DRIVER)"
+say "# command: bench/long.sh (REPS=$REPS${SKIP:+ SKIP=\"$SKIP\"})"
 say "# env: CLPHMM_VARIANTS=${CLPHMM_VARIANTS:-} CLPHMM_EARLY_EXIT=${CLPHMM_EARLY_EXIT:-}"
 FILE=mix=long,read=1100-2000,hap=2000-3000,cells=7e9
 skip file || run "reads 1100-2000 x haplotypes 2000-3000, float" \
