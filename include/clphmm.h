@@ -158,8 +158,8 @@ typedef struct clphmm_options {
    * An empty item or one that matches no device is an error naming it. */
   const char *device;
   clphmm_precision precision;
-  /* Upper bound on matrix cells per kernel launch; 0 = library default.
-   * Bigger inputs are split into chunks. */
+  /* Upper bound on matrix cells per kernel launch; 0 = library default
+   * (2^38 on GPUs, 2^36 elsewhere). Bigger inputs are split into chunks. */
   uint64_t max_cells_per_launch;
   /* Directory of the on-disk cache of compiled kernels. NULL means
    * $CLPHMM_CACHE_DIR when set, else $XDG_CACHE_HOME/clphmm, else

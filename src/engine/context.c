@@ -11,8 +11,13 @@
  * many times over (each launch ends with a partly idle last wave: 2^32
  * split 1e10 cells into three launches, and one launch made the H200's
  * float pass 4.5% faster at 512 bases and 13% at 1024), small enough to
- * keep one launch of a CPU device to about a minute. */
+ * keep one launch of a CPU device to about a minute. GPUs take 2^38: only
+ * chunks of few, long pairs come near (chunks close on cells at 2^34 once
+ * they hold 2^16 pairs), and a second launch of such a chunk starts after
+ * the first one's longest pairs have finished alone (the long suite's 1e11
+ * cells of 1,674 pairs ran as two launches). */
 #define DEFAULT_MAX_CELLS ((uint64_t)1 << 36)
+#define DEFAULT_MAX_CELLS_GPU ((uint64_t)1 << 38)
 
 const char *clphmm_version(void) {
   return CLPHMM_VERSION_STRING;
@@ -134,8 +139,9 @@ static clphmm_status engine_create(const clphmm_options *o,
     cph_diag_note(&ctx->diag, "CLPHMM_TRACE: cannot open '%s' for appending",
                   getenv("CLPHMM_TRACE"));
   ctx->precision = o->precision;
-  ctx->max_cells =
-      o->max_cells_per_launch ? o->max_cells_per_launch : DEFAULT_MAX_CELLS;
+  ctx->max_cells = o->max_cells_per_launch ? o->max_cells_per_launch
+                  : dev->info.type == CLPHMM_DEVICE_GPU ? DEFAULT_MAX_CELLS_GPU
+                                                        : DEFAULT_MAX_CELLS;
   if (!st)
     st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
   if (!st)
