@@ -89,10 +89,12 @@ fi
 if ! skip gpu; then
   say ""
   say "## gpuPairHMM on the 7e9-cell file (bench/side-by-side.sh)"
-  BUILD=$BUILD timeout 900 bench/side-by-side.sh --workloads long \
-    --reps "$REPS" >>"$LOG" 2>&1
-  tail -n 30 "$(ls -t bench/results/*side-by-side-*.txt 2>/dev/null | head -1)" \
-    2>/dev/null >>"$LOG"
+  SBS_LOG=$(mktemp)
+  BUILD=$BUILD COMMIT=$COMMIT timeout 900 bench/side-by-side.sh --workloads long \
+    --reps "$REPS" >"$SBS_LOG" 2>&1
+  SBS=$(grep -o "bench/results/[^ ]*side-by-side[^ ]*\.txt" "$SBS_LOG" | tail -1)
+  if [ -n "$SBS" ] && [ -f "$SBS" ]; then cat "$SBS" >>"$LOG"; else tail -n 20 "$SBS_LOG" >>"$LOG"; fi
+  rm -f "$SBS_LOG"
 fi
 
 DEV=$(echo "$NAME" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40)
