@@ -60,8 +60,14 @@ static double bound_growth(double mm, double gapm, double mx, double gg,
 }
 
 static double bound_threshold(double growth, double gmin, uint rows) {
-  return growth * ((double)rows + 1.0) <= 0x1p24 * gmin ? growth * 0x1p104
+  return growth * ((double)rows + 1.0) <= 0x1p20 * gmin ? growth * 0x1p104
                                                         : (double)NAN;
+}
+
+/* cph_bound_slot: rounded up, at least FLT_MIN (devices that flush
+ * denormals would read a smaller weight as 0). */
+static float bound_slot(double x) {
+  return x < (double)FLT_MIN ? FLT_MIN : convert_float_rtp(x);
 }
 #endif
 
@@ -178,8 +184,8 @@ prep_rows(__global const uchar *raw, const uint n_rows,
       if (bound_on) {
         const double q = block_p[k - k0] / block_g[k - k0];
         vstore2((float2)(k + 1 == rd.y ? convert_float_rtp(threshold)
-                                       : convert_float_rtp(q),
-                         convert_float_rtp(q * block_x[k - k0])),
+                                       : bound_slot(q),
+                         bound_slot(q * block_x[k - k0])),
                 0, rows + (size_t)(rd.x + k) * 8 + 4);
       } else if (k + 1 == rd.y) { /* no bound: a threshold that never stops */
         rows[(size_t)(rd.x + k) * 8 + 4] = (real)NAN;

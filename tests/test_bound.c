@@ -264,6 +264,13 @@ static void test_float_up(void) {
   CHECK(cph_float_up(1e-300) > 0.0f, "1e-300 rounded to 0");
   CHECK(isnan(cph_float_up(NAN)), "NaN not kept");
   CHECK(cph_float_up(0.0) == 0.0f, "0 moved");
+  /* Stored weights are at least FLT_MIN: a device that flushes denormals
+   * must not read a tiny weight as 0 (which stops every pair). */
+  CHECK(cph_bound_slot(1e-45) == FLT_MIN && cph_bound_slot(0.0) == FLT_MIN,
+        "a weight below FLT_MIN not raised to it");
+  CHECK(cph_bound_slot(0.5) == 0.5f && isnan(cph_bound_slot(NAN)) &&
+            (double)cph_bound_slot(0.1) >= 0.1,
+        "cph_bound_slot changed a normal weight or NaN");
 }
 
 int main(void) {

@@ -702,12 +702,35 @@ static int open_exit(const char *list, int on, clphmm_context **ctx) {
  * 100..700 rows with GATK-like indel qualities (the bound grows with every
  * drop in deletion quality: it stops few reads whose deletion qualities
  * jump about), 5% off their haplotypes or random against them (float sums
- * on both sides of GKL's threshold), on the long-read variant (tiles one after
- * the other), on concurrent tiles (one pair per work-group) and on two
- * concurrent tiles (several pairs per work-group, which stop only together).
- * The results must be bit-identical with the exit off (a pair stopped that GKL
- * would keep in float would get its double result instead) and match the
- * reference; some pairs must stop. */
+ * on both sides of GKL's threshold), and two copies of their haplotypes
+ * with low indel qualities (add_copy_batch), on the long-read variant (tiles
+ * one after the other), on concurrent tiles (one pair per work-group) and on
+ * two concurrent tiles (several pairs per work-group, which stop only
+ * together). The results must be bit-identical with the exit off (a pair
+ * stopped that GKL would keep in float would get its double result instead) and
+ * match the reference; some pairs must stop. */
+/* A read that is an exact copy of a random haplotype, with base qualities
+ * 30, insertion and deletion qualities `indel` and gap continuation 10. At
+ * low indel qualities the early exit's per-row weights fall below FLT_MIN
+ * after a few hundred rows while the pair stays well above GKL's
+ * threshold: a device that flushes denormals (CPUs' float programs) must
+ * not read them as zero. */
+static void add_copy_batch(gen *g, test_rng *rng, size_t len, uint8_t indel) {
+  char *b = gen_alloc(g, len);
+  uint8_t *q = gen_alloc(g, 4 * len);
+  random_bases(rng, b, len, 0);
+  for (size_t i = 0; i < len; i++) {
+    q[i] = 30;
+    q[len + i] = q[2 * len + i] = indel;
+    q[3 * len + i] = 10;
+  }
+  clphmm_haplotype *h = gen_alloc(g, sizeof *h);
+  *h = (clphmm_haplotype){b, len};
+  clphmm_read *r = gen_alloc(g, sizeof *r);
+  *r = (clphmm_read){b, q, q + len, q + 2 * len, q + 3 * len, len};
+  push_batch(g, (clphmm_batch){r, 1, h, 1});
+}
+
 static void test_early_exit(test_rng *rng) {
   static const struct {
     const char *list, *what;
@@ -721,6 +744,8 @@ static void test_early_exit(test_rng *rng) {
     add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
               QUAL_INDEL_HIGH);
   }
+  add_copy_batch(&g, rng, 600, 10);
+  add_copy_batch(&g, rng, 1000, 12);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   for (size_t c = 0; c < sizeof cfg / sizeof *cfg; c++) {

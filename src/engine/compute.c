@@ -140,6 +140,14 @@ static double job_sum(const cph_slot *s, const cph_job *jb) {
                     : (double)v[jb->slot];
 }
 
+/* Whether the kernel stopped a job's float pass early (its mark: a
+ * negative first sum; the weighted sum may be -0 when P_R underflows). */
+static int job_stopped(const cph_slot *s, const cph_job *jb) {
+  const cph_stage *st = &s->stage;
+  return st->scaled && st->real_size == sizeof(float) &&
+         ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
+}
+
 /* GKL's double computation of one pair with the CPU reference. */
 static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
   double s;
@@ -196,7 +204,7 @@ static void finish_part(void *arg, size_t part) {
       t->c->results[jb->out] = cph_log10_double(sum);
     } else {
       const float f = (float)sum;
-      ne += sum < 0; /* the kernel's mark of a stopped pair */
+      ne += job_stopped(t->s, jb);
       if (cph_needs_rescue(f))
         t->which[lo + nw++] = i;
       else

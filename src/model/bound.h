@@ -52,11 +52,16 @@ double cph_bound_growth(double mm, double gapm, double mx, double gg,
 double cph_bound_step(cph_bound_walk *w, double mm, double growth);
 
 /* The read's threshold T after its last row R: 2^104 G_R, or NaN when the
- * walk was invalid or (R + 1) G_R / Gmin exceeds 2^24 (see bound.c). */
+ * walk was invalid or (R + 1) G_R / Gmin exceeds 2^20 (see bound.c). */
 double cph_bound_threshold(const cph_bound_walk *w, size_t rows);
 
 /* x rounded up to a float (+inf above FLT_MAX, NaN stays NaN), as OpenCL's
  * convert_float_rtp. */
 float cph_float_up(double x);
+
+/* A row's stored weight: x rounded up, and at least FLT_MIN, so that a
+ * device or thread that flushes denormals never reads it as 0 (NaN stays
+ * NaN). */
+float cph_bound_slot(double x);
 
 #endif

@@ -167,8 +167,8 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                         .g = (float)coef[1],
                         .a = (float)coef[2],
                         .gg = (float)gg,
-                        .qm = cph_float_up(qk),
-                        .qx = cph_float_up(qk * (mx / mm)),
+                        .qm = cph_bound_slot(qk),
+                        .qx = cph_bound_slot(qk * (mx / mm)),
                         .match = 1.0f - tf->ph2pr[q],
                         .mismatch = tf->ph2pr[q] / 3.0f};
     }
