@@ -504,10 +504,11 @@ typedef float4 realv;
   }
 
 #if CPH_EXIT
+#define EXIT_MAX_H (1u << 20) /* CPH_BOUND_MAX_H: the proof's haplotypes */
 static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
                    uint ntiles, uint pad, real sm, real sx) {
   const uint R = pr.y, last = (tile + 1) * TILE; /* rows, padding included */
-  if (tile + 1 >= ntiles || last <= pad || H > (1u << 20))
+  if (tile + 1 >= ntiles || last <= pad || H > EXIT_MAX_H)
     return 0;
   __global const real *rp = rows + (size_t)(pr.x + last - 1 - pad) * ROW_STRIDE;
   const real t = rows[(size_t)(pr.x + R - 1) * ROW_STRIDE + 4];

@@ -103,7 +103,7 @@ prep_rows(__global const uchar *raw, const uint n_rows,
    * loop made the long suite's row preparation take 5 ms on the H200). */
   __local double block_g[PREP_BLOCK], block_p[PREP_BLOCK], block_x[PREP_BLOCK];
   __local double threshold;
-  double bprod = 1, bgrowth = 1, bgmin = 1;
+  double bgrowth = 1, bgmin = 1;
   const int bound_on = reads[get_group_id(0)].y > BOUND_MIN_ROWS;
 #endif
   const uint r = get_group_id(0), lid = get_local_id(0);
@@ -168,10 +168,9 @@ prep_rows(__global const uchar *raw, const uint n_rows,
 #if PREP_BOUND
         if (!bound_on)
           continue;
-        bprod = bprod * block_mm[k - k0];
         bgrowth = bgrowth * block_g[k - k0];
         bgmin = bgrowth < bgmin ? bgrowth : bgmin;
-        block_p[k - k0] = bprod;
+        block_p[k - k0] = prod; /* P_k, as cph_bound_step's */
         block_g[k - k0] = bgrowth;
         if (k + 1 == rd.y)
           threshold = bound_threshold(bgrowth, bgmin, rd.y);

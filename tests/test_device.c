@@ -470,6 +470,18 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
               last->pairs == 8 * 3 + 8,
           "long-read bin: %s, max_rows %u, %llu pairs", last->variant,
           last->max_rows, (unsigned long long)last->pairs);
+  /* Too few of them to fill the device: they all go to 8x8/64's
+   * concurrent tiles (cph_plan_bin_long), still right. */
+  ctx->eng[0]->seq_fill = UINT64_MAX;
+  compare(ctx, &g, "long-read variant, too few pairs to fill the device");
+  CHECK_STATUS(clphmm_context_stats(ctx, &st), CLPHMM_SUCCESS, ctx);
+  if (has_long)
+    CHECK(st.bins[st.n_bins - 1].pairs == 0 &&
+              st.bins[st.n_bins - 2].pairs >= 8 * 3 + 8,
+          "few long pairs: %llu on the long-read variant, %llu on %s",
+          (unsigned long long)st.bins[st.n_bins - 1].pairs,
+          (unsigned long long)st.bins[st.n_bins - 2].pairs,
+          st.bins[st.n_bins - 2].variant);
   gen_free(&g);
   clphmm_context_destroy(ctx);
 }

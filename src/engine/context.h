@@ -59,7 +59,7 @@ typedef struct cph_engine {
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
   uint64_t seq_fill; /* long reads' pairs that fill the device on the
-                        long-read variant (cph_plan_bin_fill; tests set 0) */
+                        long-read variant (cph_plan_bin_long; tests set 0) */
   uint64_t max_device_bytes;   /* planning bound for one chunk and launch */
   cph_variant_set variants[2]; /* [double] */
   cph_kernel kernels[2][CPH_MAX_VARIANTS]; /* [double][variant], lazily */

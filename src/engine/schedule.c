@@ -121,7 +121,7 @@ typedef struct key_task {
   int small_bin;    /* every job's bin (the small-call variant), -1: none */
   uint64_t *n_long; /* per range: jobs binned on the long-read variant */
   uint32_t seq_bin; /* the long-read variant's index (else none) */
-  uint64_t fill;    /* cph_plan_bin_fill */
+  uint64_t fill;    /* jobs on it that fill the device (engine seq_fill) */
   uint32_t rows[CPH_MAX_VARIANTS];
 } key_task;
 
@@ -168,14 +168,14 @@ static int small_bin(const cph_engine *ctx, const cph_variant_set *vs,
   return cph_plan_small(vs, stage->n_jobs, cells, cu) ? (int)vs->n : -1;
 }
 
-/* The jobs binned on the long-read variant `seq` go to the other variants
- * when they are too few to fill the device with it (cph_plan_bin_fill). */
-static uint32_t rebin_long(key_task *t, uint32_t seq, uint64_t n_long) {
+/* The jobs binned on the long-read variant `seq` go to bin `to` (too few
+ * to fill the device with it: cph_plan_bin_long). */
+static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
   uint32_t used = 0;
   for (size_t i = 0; i < t->n; i++) {
     cph_job *jb = &t->jobs[i];
     if (jb->slot == seq)
-      jb->slot = (uint32_t)cph_plan_bin_fill(t->vs, jb->R, n_long, t->fill);
+      jb->slot = to;
     used |= 1u << jb->slot;
   }
   return used;
@@ -223,8 +223,8 @@ static clphmm_status order_jobs(cph_engine *ctx, int dbl,
   }
   free(t.used);
   free(t.n_long);
-  if (n_long && cph_plan_bin_fill(vs, UINT32_MAX, n_long, t.fill) != t.seq_bin)
-    used = rebin_long(&t, t.seq_bin, n_long);
+  if (n_long && n_long < t.fill)
+    used = rebin_long(&t, t.seq_bin, (uint32_t)cph_plan_bin_long(vs));
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
     if (!(used >> b & 1))
       continue;

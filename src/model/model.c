@@ -128,12 +128,23 @@ static void scaled_step(scaled_walk *w, double mm, double gapm, double mx,
   w->pmy = my;
 }
 
+/* A float row's early-exit weights (model/bound.h), advancing the walk. */
+static void bound_row(cph_bound_walk *bw, double mm, double gapm, double mx,
+                      double my, double gg, float *qm, float *qx) {
+  const double growth = cph_bound_growth(mm, gapm, mx, gg, bw->e_prev);
+  bw->e_prev = cph_bound_e(my, gg);
+  const double q = cph_bound_step(bw, mm, growth);
+  *qm = cph_bound_slot(q);
+  *qx = cph_bound_slot(q * (mx / mm));
+}
+
 void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                      double *wx) {
   const cph_tables_f *tf = cph_tables_gkl_float();
   const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
   scaled_walk w = {1.0, 1.0, 1.0, 1.0};
   cph_bound_walk bw = CPH_BOUND_WALK_INIT;
+  const int bound = !dbl && read->length > CPH_BOUND_MIN_ROWS;
   for (size_t k = 0; k < read->length; k++) {
     unsigned q = read->base_quals[k] & 127, i = read->ins_quals[k] & 127;
     unsigned d = read->del_quals[k] & 127, c = read->gcp_quals[k] & 127;
@@ -159,28 +170,24 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                         .match = 1.0 - td->ph2pr[q],
                         .mismatch = td->ph2pr[q] / 3.0};
     } else {
-      const double growth = cph_bound_growth(mm, gapm, mx, gg, bw.e_prev);
-      bw.e_prev = cph_bound_e(my, gg);
-      const double qk = cph_bound_step(&bw, mm, growth);
+      float qm = 0.0f, qx = 0.0f; /* short reads get no bound */
+      if (bound)
+        bound_row(&bw, mm, gapm, mx, my, gg, &qm, &qx);
       cph_row_fs *r = &((cph_row_fs *)rows)[k];
       *r = (cph_row_fs){.b = (float)coef[0],
                         .g = (float)coef[1],
                         .a = (float)coef[2],
                         .gg = (float)gg,
-                        .qm = cph_bound_slot(qk),
-                        .qx = cph_bound_slot(qk * (mx / mm)),
+                        .qm = qm,
+                        .qx = qx,
                         .match = 1.0f - tf->ph2pr[q],
                         .mismatch = tf->ph2pr[q] / 3.0f};
     }
   }
-  if (!dbl && read->length) {
-    cph_row_fs *r = rows;
-    const int on = read->length > CPH_BOUND_MIN_ROWS;
-    for (size_t k = 0; !on && k < read->length; k++)
-      r[k].qm = r[k].qx = 0.0f;
-    r[read->length - 1].qm =
-        on ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
-  }
+  /* The threshold (NaN: never stop) in the last row's qm. */
+  if (!dbl && read->length)
+    ((cph_row_fs *)rows)[read->length - 1].qm =
+        bound ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
 }
 
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opencl/cache.h"
-#include "opencl/cl_sources.h"
 #include "base/error.h"
 #include "base/textfile.h"
+#include "opencl/cache.h"
+#include "opencl/cl_sources.h"
 
 /* Files concatenated, in order, into every program. */
 static const char *const program_files[] = {
@@ -42,8 +42,7 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
            "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_VEC=%d "
            "-DCPH_WG=%u -DCPH_EXIT=%d%s%s%s",
            v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
-           (int)v->shuffle, v->vec, v->wg,
-           v->early_exit && !dbl && !v->vec && cph_variant_scaled(v),
+           (int)v->shuffle, v->vec, v->wg, v->early_exit && !dbl,
            v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }

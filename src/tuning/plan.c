@@ -117,7 +117,8 @@ static clphmm_status variants_of(const cph_device *dev,
     set->v[i].ftz = !dbl && dev->info.type == CLPHMM_DEVICE_CPU;
     /* The first pass of float mode stops pairs certain to be rescued
      * (model/bound.h); the vector kernel has no early exit. */
-    set->v[i].early_exit = !dbl && scaled && !set->v[i].vec;
+    set->v[i].early_exit =
+        !dbl && cph_variant_scaled(&set->v[i]) && !set->v[i].vec;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
@@ -212,12 +213,12 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows) {
   return best;
 }
 
-/* Instead of the long-read variant: the variant with the most lanes and
- * the fewest rows per tile, for every read longer than all tiles, so that
- * they share one launch of the most concurrent tiles (on the H200 the long
- * suite's float pass, split by cost over 32x16, 32x20 and 32x24, took 154
- * ms with its rescue, 141 on 32x16 alone). */
-static size_t widest_smallest(const cph_variant_set *set) {
+/* The variant with the most lanes and the fewest rows per tile, for every
+ * read longer than all tiles, so that they share one launch of the most
+ * concurrent tiles (on the H200 the long suite's float pass, split by cost
+ * over 32x16, 32x20 and 32x24, took 154 ms with its rescue, 141 on 32x16
+ * alone). */
+size_t cph_plan_bin_long(const cph_variant_set *set) {
   const unsigned gmax = max_lanes(set);
   size_t best = 0;
   uint32_t best_rows = UINT32_MAX;
@@ -229,14 +230,6 @@ static size_t widest_smallest(const cph_variant_set *set) {
     }
   }
   return best;
-}
-
-size_t cph_plan_bin_fill(const cph_variant_set *set, uint32_t rows,
-                         uint64_t long_pairs, uint64_t fill) {
-  const size_t b = cph_plan_bin(set, rows);
-  if (!set->v[b].seq || long_pairs >= fill)
-    return b;
-  return widest_smallest(set);
 }
 
 void cph_plan_format(const cph_variant_set *set, char *buf, size_t n) {

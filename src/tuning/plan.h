@@ -63,13 +63,11 @@ size_t cph_plan_bin(const cph_variant_set *set, uint32_t rows);
  * concurrent tiles, 1.91 on the long-read variant). */
 #define CPH_SEQ_MIN_PAIRS_PER_UNIT 16
 
-/* cph_plan_bin for a chunk with `long_pairs` pairs on the long-read
- * variant: when those pairs are fewer than `fill` (CPH_SEQ_MIN_PAIRS_PER_UNIT
- * per compute unit), too few to fill the device with it, their reads go to
- * the variant with the most lanes and the fewest rows per tile instead,
- * all of them (one launch, the most concurrent tiles). */
-size_t cph_plan_bin_fill(const cph_variant_set *set, uint32_t rows,
-                         uint64_t long_pairs, uint64_t fill);
+/* Where the reads of the long-read variant go in a chunk with too few of
+ * them to fill the device with it (fewer than CPH_SEQ_MIN_PAIRS_PER_UNIT
+ * pairs per compute unit): the variant with the most lanes and the fewest
+ * rows per tile, all of them (one launch, the most concurrent tiles). */
+size_t cph_plan_bin_long(const cph_variant_set *set);
 
 /* Whether a chunk of `pairs` pairs and `cells` cells runs on the small-call
  * variant: the set has one, and the pairs are fewer than fill a device of
