@@ -383,6 +383,15 @@ SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
   return m;
 }
 
+/* (Sub-buffers take no device memory of their own: not counted.) */
+SHIM_API cl_mem clCreateSubBuffer(cl_mem m, cl_mem_flags f,
+                                  cl_buffer_create_type t, const void *info,
+                                  cl_int *err) {
+  cl_int code;
+  FAIL_OBJ(CL_MEM_OBJECT_ALLOCATION_FAILURE, err);
+  return real.CreateSubBuffer(m, f, t, info, err);
+}
+
 SHIM_API cl_int clReleaseMemObject(cl_mem m) {
   cl_int code;
   if (FAIL(CL_INVALID_MEM_OBJECT))

@@ -283,6 +283,61 @@ static void test_rescue(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
+/* Small calls go through the packs (one upload and one download per
+ * chunk, engine/pack.h): a call per region, regions growing so that the
+ * packs' parts are carved again, some with pairs for the double rescue
+ * (its chunk is packed too). Results bit-identical to the same calls
+ * unpacked (CLPHMM_PACK_BYTES=0) and within the level of the reference. */
+static void test_packed(clphmm_context *ctx, test_rng *rng) {
+  cph_engine *e = ctx->eng[0];
+  const size_t keep = e->pack_bytes;
+  gen g = {0};
+  for (size_t b = 0; b < 6; b++) {
+    size_t lens[12];
+    const size_t nr = 2 + 2 * b;
+    for (size_t r = 0; r < nr; r++)
+      lens[r] = test_rng_range(rng, 1, 60 + 60 * (unsigned)b);
+    /* Odd regions: unrelated reads of high quality (rescued in float). */
+    add_batch(&g, rng, lens, nr, 1 + b, 20, 100 + 80 * (unsigned)b, !(b & 1),
+              0);
+  }
+  size_t n_all = 0;
+  for (size_t b = 0; b < g.n; b++)
+    n_all += g.batches[b].n_reads * g.batches[b].n_haplotypes;
+  double *packed = malloc(n_all * sizeof *packed);
+  double *plain = malloc(n_all * sizeof *plain);
+  if (!packed || !plain)
+    abort();
+  uint64_t rescued = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    e->pack_bytes = pass ? 0 : keep ? keep : CPH_PACK_DEFAULT_BYTES;
+    double *out = pass ? plain : packed;
+    size_t at = 0;
+    for (size_t b = 0; b < g.n; b++) {
+      const clphmm_batch *bt = &g.batches[b];
+      CHECK_STATUS(clphmm_compute(ctx, bt, 1, out + at), CLPHMM_SUCCESS, ctx);
+      CHECK(e->slots[0].packed == !pass, "region %zu: packed %d, asked %d", b,
+            e->slots[0].packed, !pass);
+      clphmm_stats st;
+      clphmm_context_stats(ctx, &st);
+      if (!pass)
+        rescued += st.rescued_pairs;
+      at += bt->n_reads * bt->n_haplotypes;
+    }
+  }
+  e->pack_bytes = keep;
+  CHECK(e->d.in.n == 5 && e->d.out.n == 2, "packs not carved: %zu, %zu parts",
+        e->d.in.n, e->d.out.n);
+  CHECK(memcmp(packed, plain, n_all * sizeof *packed) == 0,
+        "packed and unpacked calls give different results");
+  if (ctx->precision == CLPHMM_PRECISION_FLOAT)
+    CHECK(rescued > 0, "no packed call rescued a pair");
+  compare(ctx, &g, "regions, one call (packed)");
+  free(packed);
+  free(plain);
+  gen_free(&g);
+}
+
 /* A read whose insertion quality jumps from 3 to 127 (with a gap
  * continuation of 0) at rows 2-3: valid input with an ordinary likelihood,
  * but the scaled fast form's x values overflow there. Every such pair must
@@ -801,6 +856,82 @@ static void test_early_exit(test_rng *rng) {
   gen_free(&g);
 }
 
+/* Pairs whose GKL double sum falls in double's subnormal range (a
+ * likelihood near 1e-620): GKL's cells keep only that range's absolute
+ * precision there, so its result depends on its operation order, and the
+ * library takes such pairs from the CPU reference in GKL's order
+ * (compute.c, RESCUE_MIN_SUM): equal to the reference bit for bit (the
+ * other pairs within the double level). Reads
+ * of 'A' against haplotypes of 'C' (every base a mismatch) whose lengths
+ * and gap continuation penalties sweep the sums through the range. */
+static void subnormal_rescue_on(clphmm_context *ctx, const gen *g,
+                                const char *what);
+
+static void test_subnormal_rescue(void) {
+  gen g = {0};
+  for (unsigned k = 0; k < 14 * 15; k++) {
+    const size_t len = 104 + 2 * (k / 15), hlen = 120;
+    const unsigned gcp = 44 + k % 15;
+    char *b = gen_alloc(&g, len), *hb = gen_alloc(&g, hlen);
+    uint8_t *q = gen_alloc(&g, 4 * len);
+    memset(b, 'A', len);
+    memset(hb, 'C', hlen);
+    for (size_t i = 0; i < len; i++) {
+      q[i] = 60;
+      q[len + i] = q[2 * len + i] = 45;
+      q[3 * len + i] = (uint8_t)gcp;
+    }
+    clphmm_haplotype *h = gen_alloc(&g, sizeof *h);
+    *h = (clphmm_haplotype){hb, hlen};
+    clphmm_read *r = gen_alloc(&g, sizeof *r);
+    *r = (clphmm_read){b, q, q + len, q + 2 * len, q + 3 * len, len};
+    push_batch(&g, (clphmm_batch){r, 1, h, 1});
+  }
+  /* The device's default float context (CPUs: the exact form, which
+   * is GKL's order), and lane-group variants in the scaled form. */
+  clphmm_context *ctx = NULL;
+  if (open_context(CLPHMM_PRECISION_FLOAT, &ctx) > 0)
+    subnormal_rescue_on(ctx, &g, "default variants");
+  clphmm_context_destroy(ctx);
+  ctx = NULL;
+  if (open_exit("4x4/64,8x8/64", 1, &ctx) > 0)
+    subnormal_rescue_on(ctx, &g, "scaled form");
+  clphmm_context_destroy(ctx);
+  gen_free(&g);
+}
+
+static void subnormal_rescue_on(clphmm_context *ctx, const gen *g,
+                                const char *what) {
+  const size_t n = g->n;
+  size_t deep = 0;
+  double *dev = run_device(ctx, g, n), *ref = run_reference(g, n, 0);
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  for (size_t i = 0; i < n; i++) {
+    double s = 0;
+    cph_reference_pair_double(g->batches[i].reads, g->batches[i].haplotypes,
+                              CPH_GKL_DOUBLE, &s);
+    const int sub = s > 0 && s < 0x1p-990;
+    deep += sub;
+    /* (Other sums: the scaled form's rounding, within the level.) */
+    CHECK(dev && (sub ? dev[i] == ref[i]
+                      : test_abs_diff(dev[i], ref[i]) <= LEVEL_DOUBLE),
+          "%s, pair %zu: device %.12g, reference %.12g", what, i,
+          dev ? dev[i] : NAN, ref[i]);
+  }
+  /* Only the scaled form's sums are taken from the CPU reference. */
+  const int scaled = cph_variant_scaled(&ctx->eng[0]->variants[1].v[0]);
+  CHECK(deep >= 3 && (scaled ? st.cpu_pairs >= deep : st.cpu_pairs == 0),
+        "%s: %zu pairs with subnormal-range sums, %llu on the CPU (scaled "
+        "form %d)",
+        what, deep, (unsigned long long)st.cpu_pairs, scaled);
+  printf("float     subnormal-range rescue sums (%s): %zu of %zu pairs, %llu "
+         "on the CPU reference, equal to it\n",
+         what, deep, n, (unsigned long long)st.cpu_pairs);
+  free(dev);
+  free(ref);
+}
+
 /* A 20,000-base read against a 30,000-base haplotype (read taken from the
  * haplotype with substitutions so the likelihood is meaningful). */
 static void test_long(clphmm_context *ctx, test_rng *rng) {
@@ -834,6 +965,7 @@ int main(void) {
     test_bins(ctx, &rng, 1);
     test_mixed(ctx, &rng);
     test_rescue(ctx, &rng);
+    test_packed(ctx, &rng);
     test_overflow_guard(ctx, &rng);
     test_chunking_determinism(ctx, &rng);
     test_concurrent_tiles(ctx, &rng);
@@ -849,5 +981,6 @@ int main(void) {
    * the run without CLPHMM_VARIANTS and CLPHMM_FMA.) */
   if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA"))
     test_early_exit(&rng);
+  test_subnormal_rescue();
   return test_finish();
 }

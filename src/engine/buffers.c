@@ -65,6 +65,10 @@ unsigned long cph_devbuf_generation(void) {
   return atomic_load(&generation);
 }
 
+void cph_devbuf_touch(void) {
+  atomic_fetch_add(&generation, 1);
+}
+
 clphmm_status cph_devbuf_ensure(const cph_bufctx *c, cph_devbuf *b,
                                 size_t bytes, const char *what) {
   if (b->mem && b->cap >= bytes)

@@ -40,6 +40,8 @@ void cph_devbuf_release(cph_devbuf *b);
 /* Counts device buffers made and released in the process (see cph_args:
  * kernel arguments set before a change are set again). */
 unsigned long cph_devbuf_generation(void);
+/* A new generation without a buffer of cph_devbuf_ensure (sub-buffers). */
+void cph_devbuf_touch(void);
 
 clphmm_status cph_hostbuf_ensure(const cph_bufctx *c, cph_hostbuf *b,
                                  size_t bytes, const char *what);

@@ -161,14 +161,19 @@ static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
 /* Whether a device's double rescue sum stands. The scaled form's is
  * GKL's double computation unless its scaled values overflowed (the sum is
  * then not finite: extreme quality jumps, insertion and deletion qualities
- * both 0) or its weights lost precision (below the normal range). (Sums in
- * double's subnormal range, likelihoods below about 1e-600, keep only the
- * precision of that range: the CPU reference, in GKL's operation order,
- * may differ there by up to 1e-2 in log10.) */
+ * both 0), its weights lost precision (below the normal range), or the sum
+ * itself comes near double's subnormal range (a likelihood below about
+ * 1e-600): GKL's own cells are subnormal there and keep only that range's
+ * absolute precision, so its result depends on its operation order (a
+ * test pair's sum was 2 units of the smallest subnormal in GKL's order, 1
+ * in the scaled form's: -630.056 against -630.357 in log10). Those pairs
+ * go to the CPU reference, in GKL's order. From 2^-990 up, the cells that
+ * carry the sum are at least 2^32 above the subnormal range. */
+#define RESCUE_MIN_SUM 0x1p-990
 static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
   const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
-  return !s->stage.scaled ||
-         (isfinite(sum) && w[0] >= DBL_MIN && w[1] >= DBL_MIN);
+  return !s->stage.scaled || (isfinite(sum) && sum >= RESCUE_MIN_SUM &&
+                              w[0] >= DBL_MIN && w[1] >= DBL_MIN);
 }
 
 /* Finishing runs on the pool in parts of this many jobs. */
@@ -228,6 +233,41 @@ static clphmm_status add_rescue(call *c, const cph_job *jb) {
   return CLPHMM_SUCCESS;
 }
 
+typedef struct cpu_rescue_task {
+  const call *c;
+  const cph_pair *pairs;
+  size_t n, part;
+  clphmm_status *status;
+} cpu_rescue_task;
+
+static void cpu_rescue_part(void *arg, size_t p) {
+  cpu_rescue_task *t = arg;
+  const size_t lo = p * t->part, hi = lo + t->part < t->n ? lo + t->part : t->n;
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t i = lo; i < hi && !st; i++)
+    st = rescue_on_cpu(&t->pairs[i], t->c->results);
+  t->status[p] = st;
+}
+
+/* GKL's double computation of `n` pairs with the CPU reference, on the
+ * pool (a pair or few per task: long pairs take milliseconds each). */
+static clphmm_status rescue_on_cpus(const call *c, const cph_pair *pairs,
+                                    size_t n) {
+  const size_t part = n >= 64 ? 16 : 1, parts = (n + part - 1) / part;
+  clphmm_status *status = calloc(parts ? parts : 1, sizeof *status);
+  if (!status)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue");
+  cpu_rescue_task t = {c, pairs, n, part, status};
+  cph_pool_for(c->ctx->pool, parts, cpu_rescue_part, &t);
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t p = 0; p < parts && !st; p++)
+    st = status[p];
+  free(status);
+  /* (A failure's message was set on a pool thread: the CPU reference
+   * fails only on absurd sizes, which validation already refused.) */
+  return st ? cph_error(st, "the double rescue on the CPU failed") : st;
+}
+
 /* Results of a collected chunk; pairs to rescue (float pass) or to compute
  * on the CPU (rescue pass) in job order. */
 static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
@@ -244,17 +284,29 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++)
     c->ctx->stats.early_exits += t.n_exit[p];
+  size_t n_cpu = 0;
+  cph_pair *cpu = NULL;
+  if (!st && rescue_pass) {
+    for (size_t p = 0; p < parts; p++)
+      n_cpu += n_which[p];
+    cpu = n_cpu ? malloc(n_cpu * sizeof *cpu) : NULL;
+    if (n_cpu && !cpu)
+      st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
+    n_cpu = 0;
+  }
   for (size_t p = 0; p < parts && !st; p++)
     for (size_t i = 0; i < n_which[p] && !st; i++) {
       const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
-      if (rescue_pass) {
-        const cph_pair pr = {jb->rd, jb->hp, jb->out};
-        st = rescue_on_cpu(&pr, c->results);
-        c->ctx->stats.cpu_pairs++;
-      } else {
+      if (rescue_pass)
+        cpu[n_cpu++] = (cph_pair){jb->rd, jb->hp, jb->out};
+      else
         st = add_rescue(c, jb);
-      }
     }
+  if (!st && n_cpu) {
+    st = rescue_on_cpus(c, cpu, n_cpu);
+    c->ctx->stats.cpu_pairs += n_cpu;
+  }
+  free(cpu);
   free(which);
   free(n_which);
   return st;
@@ -477,39 +529,6 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
  * does not stand) with the CPU reference. */
 #define RESCUE_CHUNK_PAIRS ((size_t)1 << 18)
 
-typedef struct cpu_rescue_task {
-  const call *c;
-  size_t part;
-  clphmm_status *status;
-} cpu_rescue_task;
-
-static void cpu_rescue_part(void *arg, size_t p) {
-  cpu_rescue_task *t = arg;
-  const size_t lo = p * t->part, hi = lo + t->part < t->c->n_rescue
-                                          ? lo + t->part
-                                          : t->c->n_rescue;
-  clphmm_status st = CLPHMM_SUCCESS;
-  for (size_t i = lo; i < hi && !st; i++)
-    st = rescue_on_cpu(&t->c->rescue[i], t->c->results);
-  t->status[p] = st;
-}
-
-static clphmm_status rescue_on_cpus(call *c) {
-  const size_t part = 16, parts = (c->n_rescue + part - 1) / part;
-  clphmm_status *status = calloc(parts ? parts : 1, sizeof *status);
-  if (!status)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue");
-  cpu_rescue_task t = {c, part, status};
-  cph_pool_for(c->ctx->pool, parts, cpu_rescue_part, &t);
-  clphmm_status st = CLPHMM_SUCCESS;
-  for (size_t p = 0; p < parts && !st; p++)
-    st = status[p];
-  free(status);
-  /* (A failure's message was set on a pool thread: the CPU reference
-   * fails only on absurd sizes, which validation already refused.) */
-  return st ? cph_error(st, "the double rescue on the CPU failed") : st;
-}
-
 /* Submit the collected rescue pairs from c->rescued on: in the main pass
  * (final = 0) one chunk when enough have gathered, between the chunks of
  * that pass, so that the host stages it while the device computes; at the
@@ -565,7 +584,7 @@ static clphmm_status rescue_pass(call *c) {
   ctx->stats.rescued_pairs = c->n_rescue;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
-    clphmm_status rc = rescue_on_cpus(c);
+    clphmm_status rc = rescue_on_cpus(c, c->rescue, c->n_rescue);
     ctx->stats.cpu_pairs += c->n_rescue;
     ctx->stats.rescue_seconds += cph_now() - t0;
     return rc;

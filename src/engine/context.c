@@ -99,6 +99,23 @@ static clphmm_status env_count(const char *name, unsigned long lo,
   return CLPHMM_SUCCESS;
 }
 
+/* A number from the environment variable `name` (0..max), `dflt` when
+ * unset. */
+static clphmm_status env_size(const char *name, size_t dflt, size_t max,
+                              size_t *out) {
+  const char *v = getenv(name);
+  *out = dflt;
+  if (!v || !*v)
+    return CLPHMM_SUCCESS;
+  char *end;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || n > max || *v == '-' || *v == '+')
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "%s='%s' is not a number from 0 to %zu", name, v, max);
+  *out = (size_t)n;
+  return CLPHMM_SUCCESS;
+}
+
 /* $CLPHMM_CHUNK_CELLS: chunks of about this many cells (tests, tuning). */
 static clphmm_status env_chunk_cells(uint64_t *cells) {
   const char *v = getenv("CLPHMM_CHUNK_CELLS");
@@ -140,12 +157,19 @@ static clphmm_status engine_create(const clphmm_options *o,
                   getenv("CLPHMM_TRACE"));
   ctx->precision = o->precision;
   ctx->max_cells = o->max_cells_per_launch ? o->max_cells_per_launch
-                  : dev->info.type == CLPHMM_DEVICE_GPU ? DEFAULT_MAX_CELLS_GPU
-                                                        : DEFAULT_MAX_CELLS;
+                   : dev->info.type == CLPHMM_DEVICE_GPU ? DEFAULT_MAX_CELLS_GPU
+                                                         : DEFAULT_MAX_CELLS;
   if (!st)
     st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
+  if (!st)
+    st = env_size("CLPHMM_PACK_BYTES", CPH_PACK_DEFAULT_BYTES,
+                  CPH_PACK_MAX_BYTES, &ctx->pack_bytes);
+  size_t early_flush = 1;
+  if (!st)
+    st = env_size("CLPHMM_EARLY_FLUSH", 1, 1, &early_flush);
+  ctx->early_flush = (int)early_flush;
   ctx->dev = *dev;
   ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *
                   (dev->info.compute_units ? dev->info.compute_units : 1);
@@ -278,7 +302,11 @@ void cph_engine_release(cph_engine *ctx) {
     cph_stage_release(&ctx->bufs, &s->stage);
     cph_sched_release(&ctx->bufs, &s->sched);
     cph_hostbuf_release(&ctx->bufs, &s->sums);
+    cph_hostbuf_release(&ctx->bufs, &s->pack_in);
+    cph_hostbuf_release(&ctx->bufs, &s->pack_out);
   }
+  cph_pack_release(&d->in);
+  cph_pack_release(&d->out);
 }
 
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,

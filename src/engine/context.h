@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "engine/buffers.h"
+#include "engine/pack.h"
 #include "engine/pool.h"
 #include "engine/schedule.h"
 #include "engine/stage.h"
@@ -23,6 +24,7 @@
 typedef struct cph_devset {
   cph_devbuf raw, reads, hcodes, rows, weights, pairs, groups, sums, bound;
   cph_devbuf tables[3][2]; /* [flavor][scaled]: cl/prep.cl's tables */
+  cph_pack in, out; /* small chunks' inputs and outputs (engine/pack.h) */
 } cph_devset;
 
 /* A chunk in flight: its staging, schedule, downloaded sums and the events
@@ -46,7 +48,10 @@ typedef struct cph_slot {
   size_t n_events, cap_events;
   int dbl;    /* the chunk runs double kernels */
   int timed;  /* its uploads have events (are counted in upload_seconds) */
-  int active; /* submitted, not yet collected */
+  int packed; /* its copies go through the packs (engine/pack.h) */
+  cph_hostbuf pack_in, pack_out; /* their host staging */
+  size_t out_off[2]; /* the outputs' offsets in pack_out (launch.c) */
+  int active;        /* submitted, not yet collected */
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -68,6 +73,14 @@ typedef struct cph_engine {
   int alloc_failed; /* the last OpenCL failure was a device allocation */
   int broken;       /* an OpenCL failure left no usable OpenCL context */
   int host_prep;    /* rows prepared on the host (CLPHMM_HOST_PREP) */
+  /* Chunks whose copies total at most this many bytes go through the
+   * packs (engine/pack.h; $CLPHMM_PACK_BYTES, 0: never). */
+  size_t pack_bytes;
+  /* Work is handed to the device after each stage of a chunk's commands
+   * (uploads, row preparation, each launch) rather than once at the end,
+   * so that it starts while the host enqueues the rest
+   * ($CLPHMM_EARLY_FLUSH=0: once, at the end). */
+  int early_flush;
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
    * enough pairs to fill the device ($CLPHMM_CHUNK_CELLS, for tests and

@@ -124,39 +124,129 @@ static clphmm_status prep_tables(cph_engine *ctx, const cph_stage *st,
   return CLPHMM_SUCCESS;
 }
 
-/* Device buffers for the chunk (grown as needed). */
+/* The buffers a chunk's commands use: the engine's own, or for a packed
+ * chunk the parts of its packs. */
+typedef struct chunk_mems {
+  cl_mem raw, reads, rows, hcodes, pairs, groups, sums, weights, bound;
+} chunk_mems;
+
+/* One host-to-device copy of a chunk. */
+typedef struct copy {
+  const void *src;
+  size_t bytes;
+  const char *what;
+} copy;
+
+/* A chunk's inputs, in the order of its input pack's parts. With rows
+ * prepared here only the base codes of the raw bytes are needed on the
+ * device, and the rows instead of the read table. */
+enum { IN_RAW, IN_ROWS, IN_HCODES, IN_PAIRS, IN_GROUPS, N_IN };
+static void inputs(const cph_slot *s, copy c[N_IN]) {
+  const cph_stage *st = &s->stage;
+  const cph_sched *sc = &s->sched;
+  c[IN_RAW] =
+      (copy){st->raw.ptr, (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows,
+             "uploading reads"};
+  c[IN_ROWS] = st->host_prep
+                   ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
+                            "uploading read rows"}
+                   : (copy){st->reads.ptr, 8 * st->n_reads, "uploading reads"};
+  c[IN_HCODES] =
+      (copy){st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"};
+  c[IN_PAIRS] =
+      (copy){sc->pairs.ptr, 16 * sc->n_slots, "uploading the pair list"};
+  c[IN_GROUPS] =
+      (copy){sc->groups.ptr, 8 * sc->n_groups, "uploading the group list"};
+}
+
+/* A chunk's outputs: the kernels' sums and, in the scaled form with rows
+ * prepared on the device, the reads' weights. */
+enum { OUT_SUMS, OUT_WEIGHTS, N_OUT };
+static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
+  const cph_stage *st = &s->stage;
+  bytes[OUT_SUMS] = (st->scaled ? 2 : 1) * st->real_size * s->sched.n_slots;
+  bytes[OUT_WEIGHTS] = st->scaled && !st->host_prep ? 16 * st->n_reads : 0;
+  return bytes[OUT_WEIGHTS] ? 2 : 1;
+}
+
+/* The engine's device buffers for the chunk (grown as needed): all of
+ * them, or for a packed chunk those outside the packs. */
 static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
   const cph_bufctx *c = &ctx->bufs;
   cph_devset *d = &ctx->d;
-  const size_t per_slot = st->scaled ? 2 : 1;
-  clphmm_status rc = cph_devbuf_ensure(
-      c, &d->raw, CPH_RAW_ROW_BYTES * st->n_rows, "uploading reads");
-  if (!rc)
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (!st->host_prep || !s->packed)
     rc = cph_devbuf_ensure(c, &d->rows, 8 * st->real_size * st->n_rows,
                            "uploading read rows");
   if (!rc)
-    rc = cph_devbuf_ensure(c, &d->reads, 8 * st->n_reads, "uploading reads");
+    rc = cph_devbuf_ensure(c, &d->bound, sc->bound_bytes,
+                           "allocating tile boundaries");
+  if (rc || s->packed)
+    return rc;
+  copy in[N_IN];
+  size_t out[N_OUT];
+  inputs(s, in);
+  outputs(s, out);
+  cph_devbuf *dst[N_IN] = {&d->raw, st->host_prep ? &d->rows : &d->reads,
+                           &d->hcodes, &d->pairs, &d->groups};
+  for (size_t i = 0; i < N_IN && !rc; i++)
+    rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
+  /* (Weights are written by the row preparation in every form.) */
   if (!rc)
     rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
                            "allocating weights");
   if (!rc)
-    rc = cph_devbuf_ensure(c, &d->hcodes, 4 * st->n_hwords,
-                           "uploading haplotypes");
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->pairs, 16 * sc->n_slots,
-                           "uploading the pair list");
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->groups, 8 * sc->n_groups,
-                           "uploading the group list");
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->sums, per_slot * st->real_size * sc->n_slots,
-                           "allocating results");
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->bound, sc->bound_bytes,
-                           "allocating tile boundaries");
+    rc = cph_devbuf_ensure(c, &d->sums, out[OUT_SUMS], "allocating results");
   return rc;
+}
+
+/* The packs' parts for a packed chunk, and its host staging. */
+static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
+  const cph_stage *st = &s->stage;
+  copy in[N_IN];
+  size_t in_bytes[N_IN], out[N_OUT];
+  inputs(s, in);
+  outputs(s, out);
+  for (size_t i = 0; i < N_IN; i++)
+    in_bytes[i] = in[i].bytes;
+  /* The weights' part exists whenever the row preparation runs. */
+  out[OUT_WEIGHTS] = 16 * st->n_reads;
+  clphmm_status rc = cph_pack_ensure(&ctx->bufs, &ctx->d.in, N_IN, in_bytes,
+                                     "uploading a small chunk");
+  if (!rc)
+    rc = cph_pack_ensure(&ctx->bufs, &ctx->d.out, N_OUT, out,
+                         "allocating a small chunk's results");
+  if (!rc)
+    rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
+                            cph_pack_extent(&ctx->d.in, N_IN, in_bytes),
+                            "a small chunk's staging");
+  if (!rc)
+    rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_out,
+                            cph_pack_extent(&ctx->d.out, N_OUT, out),
+                            "a small chunk's results");
+  return rc;
+}
+
+static chunk_mems mems_of(const cph_engine *ctx, const cph_slot *s) {
+  const cph_devset *d = &ctx->d;
+  chunk_mems m = {d->raw.mem,    d->reads.mem,   d->rows.mem,
+                  d->hcodes.mem, d->pairs.mem,   d->groups.mem,
+                  d->sums.mem,   d->weights.mem, d->bound.mem};
+  if (s->packed) {
+    m.raw = d->in.part[IN_RAW];
+    if (s->stage.host_prep)
+      m.rows = d->in.part[IN_ROWS];
+    else
+      m.reads = d->in.part[IN_ROWS];
+    m.hcodes = d->in.part[IN_HCODES];
+    m.pairs = d->in.part[IN_PAIRS];
+    m.groups = d->in.part[IN_GROUPS];
+    m.sums = d->out.part[OUT_SUMS];
+    m.weights = d->out.part[OUT_WEIGHTS];
+  }
+  return m;
 }
 
 /* Uploads of chunks smaller than this go without events: on the H200 an
@@ -166,51 +256,70 @@ static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
  * copies take a few microseconds. */
 #define TIMED_UPLOAD_BYTES ((size_t)1 << 20)
 
-/* One host-to-device copy of a chunk. */
-typedef struct copy {
-  cl_mem dst;
-  const void *src;
-  size_t bytes;
-  const char *what;
-} copy;
-
-static clphmm_status upload(cph_engine *ctx, cph_slot *s) {
-  const cph_stage *st = &s->stage;
-  const cph_sched *sc = &s->sched;
-  cph_devset *d = &ctx->d;
-  /* With rows prepared here only the base codes of the raw bytes are
-   * needed on the device, and the rows instead of the read table. */
-  const copy rows = st->host_prep ? (copy){d->rows.mem, st->rows.ptr,
-                                           8 * st->real_size * st->n_rows,
-                                           "uploading read rows"}
-                                  : (copy){d->reads.mem, st->reads.ptr,
-                                           8 * st->n_reads, "uploading reads"};
-  const copy copies[] = {
-      {d->raw.mem, st->raw.ptr,
-       (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows, "uploading reads"},
-      rows,
-      {d->hcodes.mem, st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"},
-      {d->pairs.mem, sc->pairs.ptr, 16 * sc->n_slots,
-       "uploading the pair list"},
-      {d->groups.mem, sc->groups.ptr, 8 * sc->n_groups,
-       "uploading the group list"},
-  };
-  const size_t n = sizeof copies / sizeof *copies;
+static clphmm_status upload(cph_engine *ctx, cph_slot *s, const chunk_mems *m) {
+  copy in[N_IN];
+  inputs(s, in);
   size_t total = 0;
-  for (size_t i = 0; i < n; i++)
-    total += copies[i].bytes;
+  for (size_t i = 0; i < N_IN; i++)
+    total += in[i].bytes;
   s->timed = total >= TIMED_UPLOAD_BYTES;
+  if (s->packed) {
+    /* One copy: the inputs gathered at their parts' offsets. */
+    size_t bytes[N_IN];
+    for (size_t i = 0; i < N_IN; i++) {
+      bytes[i] = in[i].bytes;
+      if (bytes[i])
+        memcpy((char *)s->pack_in.ptr + ctx->d.in.off[i], in[i].src, bytes[i]);
+    }
+    return write_buf(ctx, s, ctx->d.in.whole.mem, s->pack_in.ptr,
+                     cph_pack_extent(&ctx->d.in, N_IN, bytes),
+                     "uploading a small chunk");
+  }
+  const cl_mem dst[N_IN] = {m->raw, s->stage.host_prep ? m->rows : m->reads,
+                            m->hcodes, m->pairs, m->groups};
   clphmm_status rc = CLPHMM_SUCCESS;
-  for (size_t i = 0; i < n && !rc; i++)
-    rc = write_buf(ctx, s, copies[i].dst, copies[i].src, copies[i].bytes,
-                   copies[i].what);
+  for (size_t i = 0; i < N_IN && !rc; i++)
+    rc = write_buf(ctx, s, dst[i], in[i].src, in[i].bytes, in[i].what);
   return rc;
+}
+
+static clphmm_status download(cph_engine *ctx, cph_slot *s,
+                              const chunk_mems *m) {
+  const cph_stage *st = &s->stage;
+  size_t out[N_OUT];
+  const size_t n = outputs(s, out);
+  if (s->packed) {
+    /* One copy; cph_collect puts the parts where finishing reads them. */
+    s->out_off[OUT_SUMS] = ctx->d.out.off[OUT_SUMS];
+    s->out_off[OUT_WEIGHTS] = ctx->d.out.off[OUT_WEIGHTS];
+    return read_buf(ctx, s, ctx->d.out.whole.mem, s->pack_out.ptr,
+                    cph_pack_extent(&ctx->d.out, n, out),
+                    "reading results (the kernel may have failed)");
+  }
+  clphmm_status rc = read_buf(ctx, s, m->sums, s->sums.ptr, out[OUT_SUMS],
+                              "reading results (the kernel may have failed)");
+  if (!rc)
+    rc = read_buf(ctx, s, m->weights, st->weights.ptr, out[OUT_WEIGHTS],
+                  "reading weights (the kernel may have failed)");
+  return rc;
+}
+
+/* A packed chunk's downloaded outputs where finishing reads them. */
+static void unpack_outputs(cph_slot *s) {
+  size_t out[N_OUT];
+  const size_t n = outputs(s, out);
+  memcpy(s->sums.ptr, (char *)s->pack_out.ptr + s->out_off[OUT_SUMS],
+         out[OUT_SUMS]);
+  if (n > OUT_WEIGHTS)
+    memcpy(s->stage.weights.ptr,
+           (char *)s->pack_out.ptr + s->out_off[OUT_WEIGHTS], out[OUT_WEIGHTS]);
 }
 
 /* The rows of every read from its raw bytes (cl/prep.cl), with the
  * program of the chunk's first launch (all kernels of a chunk share the
  * arithmetic form). */
-static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s) {
+static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
+                                  const chunk_mems *m) {
   const cph_stage *st = &s->stage;
   if (st->host_prep || st->n_reads == 0 || s->sched.n_launches == 0)
     return CLPHMM_SUCCESS;
@@ -230,11 +339,10 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s) {
   if (rc)
     return rc;
   const cl_uint n_rows = (cl_uint)st->n_rows;
-  cph_devset *d = &ctx->d;
   const size_t sizes[] = {sizeof(cl_mem), sizeof n_rows,  sizeof(cl_mem),
                           sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-  const void *const values[] = {&d->raw.mem, &n_rows,      &d->reads.mem,
-                                &tab,        &d->rows.mem, &d->weights.mem};
+  const void *const values[] = {&m->raw, &n_rows,  &m->reads,
+                                &tab,    &m->rows, &m->weights};
   rc = set_args(pk->prep, &pk->prep_args, 6, sizes, values);
   if (!rc)
     rc = run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
@@ -242,18 +350,19 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s) {
   return rc;
 }
 
-static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L) {
-  cph_devset *d = &ctx->d;
+static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
+                            const chunk_mems *m) {
   const cl_uint bound_cols = L->bound_cols, coop = L->coop;
   const cl_uint first_slot = (cl_uint)L->first_slot,
                 first_group = (cl_uint)L->first_group;
   const cl_int per_column = s->stage.flavor == CPH_JAVA_DOUBLE;
-  const size_t m = sizeof(cl_mem), u = sizeof(cl_uint);
-  const size_t sizes[] = {m, m, m, m, m, m, m, u, sizeof per_column, u, u, u};
-  const void *const values[] = {&d->rows.mem,  &d->raw.mem,    &d->hcodes.mem,
-                                &d->pairs.mem, &d->groups.mem, &d->sums.mem,
-                                &d->bound.mem, &bound_cols,    &per_column,
-                                &coop,         &first_slot,    &first_group};
+  const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
+  const size_t sizes[] = {sz, sz, sz, sz, sz, sz, sz, u, sizeof per_column,
+                          u,  u,  u};
+  const void *const values[] = {&m->rows,  &m->raw,     &m->hcodes,
+                                &m->pairs, &m->groups,  &m->sums,
+                                &m->bound, &bound_cols, &per_column,
+                                &coop,     &first_slot, &first_group};
   cph_kernel *kn = (cph_kernel *)L->k; /* its argument cache changes */
   cl_kernel k = kn->kernel;
   clphmm_status rc = set_args(k, &kn->args, 12, sizes, values);
@@ -263,34 +372,61 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L) {
   return rc;
 }
 
+/* Hand the commands enqueued so far to the device. */
+static clphmm_status flush(cph_engine *ctx) {
+  cl_int err = cph_cl.Flush(ctx->queue);
+  return err == CL_SUCCESS
+             ? CLPHMM_SUCCESS
+             : cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the work");
+}
+
+/* Whether a chunk's copies go through the packs: small enough, and their
+ * parts fit in the device's largest buffer. */
+static int packable(const cph_engine *ctx, const cph_slot *s) {
+  copy in[N_IN];
+  size_t in_bytes[N_IN], out[N_OUT], total = 0;
+  inputs(s, in);
+  outputs(s, out);
+  for (size_t i = 0; i < N_IN; i++)
+    total += in_bytes[i] = in[i].bytes;
+  out[OUT_WEIGHTS] = 16 * s->stage.n_reads; /* (as ensure_packs) */
+  return ctx->pack_bytes &&
+         total + out[OUT_SUMS] + out[OUT_WEIGHTS] <= ctx->pack_bytes &&
+         cph_pack_fits(&ctx->bufs, &ctx->d.in, N_IN, in_bytes) &&
+         cph_pack_fits(&ctx->bufs, &ctx->d.out, N_OUT, out);
+}
+
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
-  const cph_stage *st = &s->stage;
   const cph_sched *sc = &s->sched;
-  const size_t per_slot = st->scaled ? 2 : 1;
   s->n_events = 0;
   s->active = 1;
-  clphmm_status rc = cph_hostbuf_ensure(
-      &ctx->bufs, &s->sums, per_slot * st->real_size * sc->n_slots, "results");
+  s->packed = packable(ctx, s);
+  size_t out[N_OUT];
+  outputs(s, out);
+  clphmm_status rc =
+      cph_hostbuf_ensure(&ctx->bufs, &s->sums, out[OUT_SUMS], "results");
+  if (!rc && s->packed)
+    rc = ensure_packs(ctx, s);
   if (!rc)
     rc = ensure_device(ctx, s);
+  const chunk_mems m = mems_of(ctx, s);
+  const int early = ctx->early_flush;
   if (!rc)
-    rc = upload(ctx, s);
+    rc = upload(ctx, s, &m);
+  if (!rc && early)
+    rc = flush(ctx);
   if (!rc)
-    rc = prepare_rows(ctx, s);
-  for (size_t i = 0; i < sc->n_launches && !rc; i++)
-    rc = launch(ctx, s, &sc->launches[i]);
-  if (!rc)
-    rc = read_buf(ctx, s, ctx->d.sums.mem, s->sums.ptr,
-                  per_slot * st->real_size * sc->n_slots,
-                  "reading results (the kernel may have failed)");
-  if (!rc && st->scaled && !st->host_prep)
-    rc = read_buf(ctx, s, ctx->d.weights.mem, st->weights.ptr, 16 * st->n_reads,
-                  "reading weights (the kernel may have failed)");
-  if (!rc) {
-    cl_int err = cph_cl.Flush(ctx->queue);
-    if (err != CL_SUCCESS)
-      rc = cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the work");
+    rc = prepare_rows(ctx, s, &m);
+  for (size_t i = 0; i < sc->n_launches && !rc; i++) {
+    if (early)
+      rc = flush(ctx);
+    if (!rc)
+      rc = launch(ctx, s, &sc->launches[i], &m);
   }
+  if (!rc)
+    rc = download(ctx, s, &m);
+  if (!rc)
+    rc = flush(ctx);
   return rc;
 }
 
@@ -342,6 +478,8 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
                     kinds[s->events[i].kind], s->events[i].bin,
                     s->events[i].ev);
   }
+  if (!rc && s->packed)
+    unpack_outputs(s);
   for (size_t i = 0; !rc && i < s->sched.n_launches; i++) {
     const cph_launch *L = &s->sched.launches[i];
     if (L->bin >= 0) {

@@ -50,6 +50,8 @@
      size_t *))                                                                \
   X(CreateBuffer, cl_mem,                                                      \
     (cl_context, cl_mem_flags, size_t, void *, cl_int *))                      \
+  X(CreateSubBuffer, cl_mem,                                                   \
+    (cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *))     \
   X(ReleaseMemObject, cl_int, (cl_mem))                                        \
   X(EnqueueWriteBuffer, cl_int,                                                \
     (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, \

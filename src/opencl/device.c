@@ -131,6 +131,10 @@ static void fill_info(size_t index, cph_device *dev) {
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ul, &ul,
                            NULL) == CL_SUCCESS)
     dev->max_alloc_bytes = ul;
+  cl_uint align_bits = 0;
+  if (cph_cl.GetDeviceInfo(d, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                           &align_bits, NULL) == CL_SUCCESS)
+    dev->base_align = align_bits / 8;
   if (cph_cl.GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ul, &ul, NULL) ==
       CL_SUCCESS)
     in->local_mem_bytes = ul;

@@ -13,7 +13,8 @@ typedef struct cph_device {
   int has_subgroups; /* cl_khr_subgroups or cl_intel_subgroups */
   size_t max_work_group_size;
   uint64_t max_alloc_bytes; /* CL_DEVICE_MAX_MEM_ALLOC_SIZE (0: unknown) */
-  char arch[64];            /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
+  size_t base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes (0: unknown) */
+  char arch[64];     /* "sm_90" (NVIDIA), "gfx90a" (AMD), else "" */
 } cph_device;
 
 /* Number of devices over all platforms (loads OpenCL first). */
