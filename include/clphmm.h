@@ -306,6 +306,11 @@ typedef struct clphmm_stats {
    * (scaled values that overflow at extreme quality jumps); added with the
    * early exit. */
   uint64_t cpu_pairs;
+  /* Float mode: rescue pairs whose fast (scaled) double sum did not stand
+   * (near double's subnormal range, or extreme quality jumps), computed
+   * again on the device in GKL's exact operation order (README, "Long
+   * reads"; added with that pass). */
+  uint64_t exact_pairs;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

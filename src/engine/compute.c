@@ -39,15 +39,26 @@ typedef struct cursor {
   size_t end_batch, end_read;
 } cursor;
 
+/* Pairs to compute again, and how many went to the device so far. */
+typedef struct pair_list {
+  cph_pair *p;
+  size_t n, cap, done;
+} pair_list;
+
+/* The passes of a call: its precision's own pass over all pairs, float
+ * mode's double rescue of the pairs whose float sums fall below GKL's
+ * threshold, and the exact pass over the rescue pairs whose scaled sums
+ * do not stand (rescue_sum_ok). */
+enum { PASS_MAIN, PASS_RESCUE, PASS_EXACT };
+
 /* The per-call state of the pipeline. */
 typedef struct call {
   cph_engine *ctx;
   const clphmm_batch *batches;
   size_t n_batches;
   double *results;
-  cph_pair *rescue; /* float results recomputed in double */
-  size_t n_rescue, cap_rescue;
-  size_t rescued; /* rescue pairs submitted to the device so far */
+  pair_list rescue; /* float results recomputed in double */
+  pair_list exact;  /* rescue results recomputed in GKL's exact order */
   cph_piece *pieces;
   size_t cap_pieces;
   cph_share *sh; /* a call split between engines, else NULL */
@@ -182,9 +193,9 @@ static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
 typedef struct finish_task {
   call *c;
   const cph_slot *s;
-  int rescue_pass; /* the jobs are rescue pairs */
-  /* Per part: rescue candidates found (float pass) or CPU fallbacks
-   * needed (rescue pass), as job indices. */
+  int pass; /* PASS_* */
+  /* Per part: rescue candidates found (float pass) or sums that do not
+   * stand (rescue and exact passes), as job indices. */
   size_t *which, *n_which;
   size_t *n_exit; /* per part: pairs the early exit stopped */
 } finish_task;
@@ -200,7 +211,7 @@ static void finish_part(void *arg, size_t part) {
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &st->jobs[i];
     const double sum = job_sum(t->s, jb);
-    if (t->rescue_pass) {
+    if (t->pass != PASS_MAIN) {
       if (rescue_sum_ok(t->s, jb, sum))
         t->c->results[jb->out] = cph_log10_double(sum);
       else
@@ -220,16 +231,16 @@ static void finish_part(void *arg, size_t part) {
   t->n_exit[part] = ne;
 }
 
-static clphmm_status add_rescue(call *c, const cph_job *jb) {
-  if (c->n_rescue == c->cap_rescue) {
-    size_t cap = c->cap_rescue ? 2 * c->cap_rescue : 256;
-    cph_pair *p = realloc(c->rescue, cap * sizeof *p);
+static clphmm_status list_add(pair_list *l, const cph_job *jb) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 256;
+    cph_pair *p = realloc(l->p, cap * sizeof *p);
     if (!p)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
-    c->rescue = p;
-    c->cap_rescue = cap;
+    l->p = p;
+    l->cap = cap;
   }
-  c->rescue[c->n_rescue++] = (cph_pair){jb->rd, jb->hp, jb->out};
+  l->p[l->n++] = (cph_pair){jb->rd, jb->hp, jb->out};
   return CLPHMM_SUCCESS;
 }
 
@@ -268,9 +279,11 @@ static clphmm_status rescue_on_cpus(const call *c, const cph_pair *pairs,
   return st ? cph_error(st, "the double rescue on the CPU failed") : st;
 }
 
-/* Results of a collected chunk; pairs to rescue (float pass) or to compute
- * on the CPU (rescue pass) in job order. */
-static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
+/* Results of a collected chunk; in job order, the pairs to rescue (float
+ * pass) or whose sums do not stand (rescue pass: to the exact pass where
+ * the engine has one, else to the CPU reference; exact pass: to the CPU
+ * reference). */
+static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   const size_t n = s->stage.n_jobs, parts = (n + FINISH_PART - 1) / FINISH_PART;
   if (n == 0)
     return CLPHMM_SUCCESS;
@@ -279,14 +292,16 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
   clphmm_status st = which && n_which ? CLPHMM_SUCCESS
                                       : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                                   "no memory for results");
-  finish_task t = {c, s, rescue_pass, which, n_which, n_which + parts};
+  finish_task t = {c, s, pass, which, n_which, n_which + parts};
   if (!st)
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++)
     c->ctx->stats.early_exits += t.n_exit[p];
+  const int to_cpu = pass == PASS_EXACT || (pass == PASS_RESCUE &&
+                                            !c->ctx->variants[CPH_SET_EXACT].n);
   size_t n_cpu = 0;
   cph_pair *cpu = NULL;
-  if (!st && rescue_pass) {
+  if (!st && to_cpu) {
     for (size_t p = 0; p < parts; p++)
       n_cpu += n_which[p];
     cpu = n_cpu ? malloc(n_cpu * sizeof *cpu) : NULL;
@@ -297,10 +312,10 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
   for (size_t p = 0; p < parts && !st; p++)
     for (size_t i = 0; i < n_which[p] && !st; i++) {
       const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
-      if (rescue_pass)
+      if (to_cpu)
         cpu[n_cpu++] = (cph_pair){jb->rd, jb->hp, jb->out};
       else
-        st = add_rescue(c, jb);
+        st = list_add(pass == PASS_MAIN ? &c->rescue : &c->exact, jb);
     }
   if (!st && n_cpu) {
     st = rescue_on_cpus(c, cpu, n_cpu);
@@ -315,20 +330,21 @@ static clphmm_status finish(call *c, const cph_slot *s, int rescue_pass) {
 /* ---- the pipeline ---------------------------------------------------- */
 
 /* Stage, schedule and submit the chunk of `pieces` (or of rescue pairs)
- * into slot s. */
-static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
+ * into slot s, on the kernels of `set` (CPH_SET_*). */
+static clphmm_status start_chunk(call *c, cph_slot *s, int set,
                                  const cph_piece *pieces, size_t n_pieces,
                                  const cph_pair *pairs, size_t n_pairs) {
   cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
-  const cph_variant *v0 = &ctx->variants[dbl].v[0];
+  const cph_variant *v0 = &ctx->variants[set].v[0];
   const int float_mode = ctx->precision == CLPHMM_PRECISION_FLOAT;
-  st->flavor = !dbl         ? CPH_GKL_FLOAT
-               : float_mode ? CPH_GKL_DOUBLE
-                            : CPH_JAVA_DOUBLE;
+  st->flavor = set == CPH_SET_FLOAT ? CPH_GKL_FLOAT
+               : float_mode         ? CPH_GKL_DOUBLE
+                                    : CPH_JAVA_DOUBLE;
   st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
-  st->real_size = dbl ? sizeof(double) : sizeof(float);
-  s->dbl = dbl;
+  s->dbl = set != CPH_SET_FLOAT;
+  s->set = set;
+  st->real_size = s->dbl ? sizeof(double) : sizeof(float);
   ctx->alloc_failed = 0; /* set by this chunk's failures only */
   const double t0 = cph_now();
   clphmm_status rc;
@@ -336,9 +352,9 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
    * double arithmetic for the scaled form; vector variants' programs have
    * none) or when told so. */
   const cph_kernel *k0;
-  rc = cph_context_kernel(ctx, 0, dbl, &k0);
+  rc = cph_context_kernel(ctx, 0, set, &k0);
   st->host_prep = ctx->host_prep || (!rc && !k0->prep) ||
-                  cph_variant_set_has_vec(&ctx->variants[dbl]);
+                  cph_variant_set_has_vec(&ctx->variants[set]);
   if (!rc)
     rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
                                    pieces, n_pieces, c->results)
@@ -346,7 +362,7 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
   cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
   const double t1 = cph_now();
   if (!rc)
-    rc = cph_schedule(ctx, dbl, st, &s->sched);
+    rc = cph_schedule(ctx, set, st, &s->sched);
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
   ctx->stats.prepare_seconds += cph_now() - t0;
   const double t2 = cph_now();
@@ -357,14 +373,14 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int dbl,
   return rc;
 }
 
-static clphmm_status end_chunk(call *c, cph_slot *s, int rescue_pass) {
+static clphmm_status end_chunk(call *c, cph_slot *s, int pass) {
   c->ctx->alloc_failed = 0;
   const double tw = cph_now();
   clphmm_status rc = cph_collect(c->ctx, s);
   cph_trace_host(&c->ctx->trace, "wait", (int)(s - c->ctx->slots), tw);
   const double t0 = cph_now();
   if (!rc)
-    rc = finish(c, s, rescue_pass);
+    rc = finish(c, s, pass);
   c->ctx->stats.finish_seconds += cph_now() - t0;
   cph_trace_host(&c->ctx->trace, "finish", (int)(s - c->ctx->slots), t0);
   return rc;
@@ -422,7 +438,8 @@ static void shrink(cph_engine *ctx) {
   ctx->diag.alloc_retries++;
 }
 
-static clphmm_status rescue_some(call *c, int final);
+static clphmm_status rescue_some(call *c, pair_list *l, int set, int final);
+static int slot_pass(const cph_slot *s);
 
 /* The pieces of the next chunk (none at the end) and, in `at`, where it
  * starts, within the range it was cut from. With one engine, from the
@@ -482,6 +499,7 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
 static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   cph_engine *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
+  const int set = dbl ? CPH_SET_DOUBLE : CPH_SET_FLOAT;
   /* In a shared call the cursor's range starts empty: everything comes
    * from the share. */
   cursor cur = {.batches = c->batches,
@@ -498,13 +516,14 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;
-    rc = start_chunk(c, s, dbl, c->pieces, n, NULL, 0);
+    rc = start_chunk(c, s, set, c->pieces, n, NULL, 0);
     if (rc && can_retry(ctx, rc, n, c->pieces)) {
       /* Finish what is in flight, then retry smaller. */
       cph_slot_abandon(s);
-      rc = prev ? end_chunk(c, prev, 0) : CLPHMM_SUCCESS;
-      if (!rc && ctx->slots[CPH_RESCUE_SLOT].active)
-        rc = end_chunk(c, &ctx->slots[CPH_RESCUE_SLOT], 1);
+      rc = prev ? end_chunk(c, prev, PASS_MAIN) : CLPHMM_SUCCESS;
+      cph_slot *rs = &ctx->slots[CPH_RESCUE_SLOT];
+      if (!rc && rs->active)
+        rc = end_chunk(c, rs, slot_pass(rs));
       if (rc)
         break;
       prev = NULL;
@@ -514,13 +533,13 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       continue;
     }
     if (!rc && prev)
-      rc = end_chunk(c, prev, 0);
+      rc = end_chunk(c, prev, PASS_MAIN);
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
-      rc = rescue_some(c, 0);
+      rc = rescue_some(c, &c->rescue, CPH_SET_DOUBLE, 0);
     prev = rc ? NULL : s;
   }
   if (!rc && prev)
-    rc = end_chunk(c, prev, 0);
+    rc = end_chunk(c, prev, PASS_MAIN);
   return rc;
 }
 
@@ -529,33 +548,39 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
  * does not stand) with the CPU reference. */
 #define RESCUE_CHUNK_PAIRS ((size_t)1 << 18)
 
-/* Submit the collected rescue pairs from c->rescued on: in the main pass
- * (final = 0) one chunk when enough have gathered, between the chunks of
- * that pass, so that the host stages it while the device computes; at the
- * end (final = 1) all that are left. The rescue slot's previous chunk is
- * finished first. In the main pass a failure only leaves the pairs for
- * the end, where allocation failures are answered by smaller chunks. */
+/* The pass of the chunk in the rescue slot. */
+static int slot_pass(const cph_slot *s) {
+  return s->set == CPH_SET_EXACT ? PASS_EXACT : PASS_RESCUE;
+}
+
+/* Submit the pairs of list `l` (the rescue or the exact pass, on `set`)
+ * from l->done on: in the main pass (final = 0) one chunk when enough
+ * have gathered, between the chunks of that pass, so that the host stages
+ * it while the device computes; at the end (final = 1) all that are left.
+ * The rescue slot's previous chunk is finished first. In the main pass a
+ * failure only leaves the pairs for the end, where allocation failures
+ * are answered by smaller chunks. */
 #define RESCUE_MIN_PAIRS 4096
 
-static clphmm_status rescue_some(call *c, int final) {
+static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
   cph_engine *ctx = c->ctx;
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
   clphmm_status rc = CLPHMM_SUCCESS;
-  if (s->active && (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
+  if (s->active && (final || l->n - l->done >= RESCUE_MIN_PAIRS)) {
     const double t0 = cph_now();
-    rc = end_chunk(c, s, 1);
+    rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;
   }
-  while (!rc && c->rescued < c->n_rescue &&
-         (final || c->n_rescue - c->rescued >= RESCUE_MIN_PAIRS)) {
+  while (!rc && l->done < l->n &&
+         (final || l->n - l->done >= RESCUE_MIN_PAIRS)) {
     const double t0 = cph_now();
     const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
     const size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
-    size_t n = c->n_rescue - c->rescued;
+    size_t n = l->n - l->done;
     n = n < most ? n : most;
-    rc = start_chunk(c, s, 1, NULL, 0, c->rescue + c->rescued, n);
+    rc = start_chunk(c, s, set, NULL, 0, l->p + l->done, n);
     if (!rc && final)
-      rc = end_chunk(c, s, 1);
+      rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;
     if (rc && !final) {
       /* Its queued commands may still read the slot's host buffers. */
@@ -570,26 +595,33 @@ static clphmm_status rescue_some(call *c, int final) {
       continue;
     }
     if (!rc)
-      c->rescued += n;
+      l->done += n;
     if (!final)
       break;
   }
   return rc;
 }
 
+/* The rescue pass's end, then the exact pass over the pairs it left
+ * (the exact pass finds none that fail: its sums are GKL's). */
 static clphmm_status rescue_pass(call *c) {
   cph_engine *ctx = c->ctx;
-  if (c->n_rescue == 0)
+  if (c->rescue.n == 0)
     return CLPHMM_SUCCESS;
-  ctx->stats.rescued_pairs = c->n_rescue;
+  ctx->stats.rescued_pairs = c->rescue.n;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
-    clphmm_status rc = rescue_on_cpus(c, c->rescue, c->n_rescue);
-    ctx->stats.cpu_pairs += c->n_rescue;
+    clphmm_status rc = rescue_on_cpus(c, c->rescue.p, c->rescue.n);
+    ctx->stats.cpu_pairs += c->rescue.n;
     ctx->stats.rescue_seconds += cph_now() - t0;
     return rc;
   }
-  return rescue_some(c, 1);
+  clphmm_status rc = rescue_some(c, &c->rescue, CPH_SET_DOUBLE, 1);
+  if (!rc && c->exact.n) {
+    ctx->stats.exact_pairs = c->exact.n;
+    rc = rescue_some(c, &c->exact, CPH_SET_EXACT, 1);
+  }
+  return rc;
 }
 
 /* ---- validation ------------------------------------------------------ */
@@ -622,7 +654,7 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   cph_trace_call(&ctx->trace, t0, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
-  call c = {ctx, batches, n_batches, NULL, NULL, 0, 0, 0, NULL, 0, NULL, 0};
+  call c = {.ctx = ctx, .batches = batches, .n_batches = n_batches};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)
     rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",
@@ -647,7 +679,8 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
     ctx->stats = before;
   }
   free(c.results);
-  free(c.rescue);
+  free(c.rescue.p);
+  free(c.exact.p);
   free(c.pieces);
   return rc;
 }
@@ -660,8 +693,12 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
    * not known yet: the call's are given). */
   cph_trace_call(&ctx->trace, t0, 0, (unsigned long long)sh->cells);
   reset_stats(ctx);
-  call c = {ctx, sh->batches, sh->n_batches, sh->results, NULL, 0,
-            0,   0,           NULL,          0,           sh,   me};
+  call c = {.ctx = ctx,
+            .batches = sh->batches,
+            .n_batches = sh->n_batches,
+            .results = sh->results,
+            .sh = sh,
+            .me = me};
   ctx->chunk_div = 1;
   clphmm_status rc = main_pass(&c, sh->cells, sh->parts);
   pthread_mutex_lock(&sh->lock);
@@ -675,7 +712,8 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
     ctx->stats.wall_seconds = cph_now() - t0;
   else
     ctx->stats = before;
-  free(c.rescue);
+  free(c.rescue.p);
+  free(c.exact.p);
   free(c.pieces);
   return rc;
 }

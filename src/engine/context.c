@@ -60,7 +60,7 @@ static void open_cache(cph_engine *ctx, const char *dir) {
 }
 
 static void release_kernels(cph_engine *ctx) {
-  for (int d = 0; d < 2; d++)
+  for (int d = 0; d < CPH_SETS; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
       cph_kernel_release(&ctx->kernels[d][v]);
 }
@@ -191,6 +191,11 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = cph_plan_variants(&ctx->dev, 1, o->precision == CLPHMM_PRECISION_FLOAT,
                            &ctx->variants[1]);
+  /* Rescue sums of the scaled form that do not stand are computed again
+   * in GKL's exact order (compute.c). */
+  if (!st && o->precision == CLPHMM_PRECISION_FLOAT && ctx->dev.info.has_fp64 &&
+      cph_variant_scaled(&ctx->variants[1].v[0]))
+    st = cph_plan_exact(&ctx->dev, &ctx->variants[CPH_SET_EXACT]);
   if (st) {
     engine_destroy(ctx);
     return st;
@@ -254,7 +259,7 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
 /* Store the kernels built from source since the last call in the cache. */
 static void save_kernels(cph_engine *ctx) {
   cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
-  for (int d = 0; d < 2; d++)
+  for (int d = 0; d < CPH_SETS; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
       cph_kernel_save(&b, &ctx->kernels[d][v]);
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
@@ -309,9 +314,9 @@ void cph_engine_release(cph_engine *ctx) {
   cph_pack_release(&d->out);
 }
 
-clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,
+clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel) {
-  cph_kernel *k = &ctx->kernels[dbl][v];
+  cph_kernel *k = &ctx->kernels[set][v];
   if (!k->kernel) {
     cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
     /* Engines of one context build one at a time, and store what they
@@ -319,7 +324,8 @@ clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,
      * from the kernel cache instead of compiling it again. */
     if (ctx->build_lock)
       pthread_mutex_lock(ctx->build_lock);
-    clphmm_status st = cph_kernel_obtain(&b, &ctx->variants[dbl].v[v], dbl, k);
+    clphmm_status st = cph_kernel_obtain(&b, &ctx->variants[set].v[v],
+                                         set != CPH_SET_FLOAT, k);
     if (!st && ctx->build_lock)
       cph_kernel_share(&b, k);
     if (ctx->build_lock)

@@ -47,6 +47,7 @@ typedef struct cph_slot {
   cph_event *events;
   size_t n_events, cap_events;
   int dbl;    /* the chunk runs double kernels */
+  int set;    /* its kernel set (CPH_SET_*) */
   int timed;  /* its uploads have events (are counted in upload_seconds) */
   int packed; /* its copies go through the packs (engine/pack.h) */
   cph_hostbuf pack_in, pack_out; /* their host staging */
@@ -55,6 +56,11 @@ typedef struct cph_slot {
 } cph_slot;
 
 typedef struct cph_share cph_share;
+
+/* The kernel sets of an engine: float, double (double mode, or float
+ * mode's rescue) and float mode's exact double (tuning/plan.h,
+ * cph_plan_exact). A pass runs one set. */
+enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
 
 typedef struct cph_engine {
   cph_device dev;
@@ -65,9 +71,11 @@ typedef struct cph_engine {
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
   uint64_t seq_fill; /* long reads' pairs that fill the device on the
                         long-read variant (cph_plan_bin_long; tests set 0) */
-  uint64_t max_device_bytes;   /* planning bound for one chunk and launch */
-  cph_variant_set variants[2]; /* [double] */
-  cph_kernel kernels[2][CPH_MAX_VARIANTS]; /* [double][variant], lazily */
+  uint64_t max_device_bytes; /* planning bound for one chunk and launch */
+  /* [set]: CPH_SET_FLOAT, _DOUBLE, _EXACT (float mode's exact double,
+   * planned where the rescue uses the scaled form: n = 0 otherwise) */
+  cph_variant_set variants[CPH_SETS];
+  cph_kernel kernels[CPH_SETS][CPH_MAX_VARIANTS]; /* [set][variant], lazily */
   cph_cache cache;
   clphmm_diagnostics diag;
   int alloc_failed; /* the last OpenCL failure was a device allocation */
@@ -117,9 +125,9 @@ struct clphmm_context {
   char error[CPH_ERROR_MAX];
 };
 
-/* The kernel serving variant `v` in a precision, built on first use (its
- * `variant` field is what was built: see cph_kernel_obtain). */
-clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int dbl,
+/* The kernel serving variant `v` of a set (CPH_SET_*), built on first use
+ * (its `variant` field is what was built: see cph_kernel_obtain). */
+clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
 
 /* Release every buffer the engine keeps (device and pinned host memory). */

@@ -91,6 +91,7 @@ static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->rescued_pairs += e->rescued_pairs;
   t->early_exits += e->early_exits;
   t->cpu_pairs += e->cpu_pairs;
+  t->exact_pairs += e->exact_pairs;
   t->launches += e->launches;
   t->kernel_seconds += e->kernel_seconds;
   t->prepare_seconds += e->prepare_seconds;

@@ -182,7 +182,7 @@ static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
 }
 
 /* Build the kernels of the bins the jobs use, then sort the jobs. */
-static clphmm_status order_jobs(cph_engine *ctx, int dbl,
+static clphmm_status order_jobs(cph_engine *ctx, int set,
                                 const cph_stage *stage, cph_sched *s,
                                 const cph_kernel **kernels) {
   const size_t n = stage->n_jobs, ranges = (n + ORDER_RANGE - 1) / ORDER_RANGE;
@@ -193,17 +193,17 @@ static clphmm_status order_jobs(cph_engine *ctx, int dbl,
     s->tmp = malloc(n * sizeof *s->tmp);
     s->cap_keys = s->keys && s->tmp ? n : 0;
   }
-  key_task t = {&ctx->variants[dbl],
+  key_task t = {&ctx->variants[set],
                 stage->jobs,
                 s->keys,
                 n,
                 NULL,
-                small_bin(ctx, &ctx->variants[dbl], stage),
+                small_bin(ctx, &ctx->variants[set], stage),
                 NULL,
                 UINT32_MAX,
                 ctx->seq_fill,
                 {0}};
-  const cph_variant_set *vs = &ctx->variants[dbl];
+  const cph_variant_set *vs = &ctx->variants[set];
   if (vs->n && vs->v[vs->n - 1].seq)
     t.seq_bin = (uint32_t)(vs->n - 1);
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
@@ -228,7 +228,7 @@ static clphmm_status order_jobs(cph_engine *ctx, int dbl,
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
     if (!(used >> b & 1))
       continue;
-    clphmm_status st = cph_context_kernel(ctx, b, dbl, &kernels[b]);
+    clphmm_status st = cph_context_kernel(ctx, b, set, &kernels[b]);
     if (st)
       return st;
     t.rows[b] = cph_variant_rows(&kernels[b]->variant);
@@ -442,12 +442,14 @@ static cph_launch *add_launch(cph_sched *s) {
 }
 
 /* Cut the sorted jobs into launches (sizes only). */
-static clphmm_status cut_launches(cph_engine *ctx, int dbl,
+static clphmm_status cut_launches(cph_engine *ctx, int set,
                                   const cph_stage *stage, cph_sched *s,
                                   const cph_kernel **kernels) {
   const size_t n = stage->n_jobs;
-  /* Per-bin statistics describe the context's own precision. */
-  const int counted = dbl == (ctx->precision == CLPHMM_PRECISION_DOUBLE);
+  /* Per-bin statistics describe the context's own precision's set. */
+  const int counted =
+      set == (ctx->precision == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE
+                                                        : CPH_SET_FLOAT);
   for (size_t start = 0; start < n;) {
     const uint32_t bin = key_bin(s->keys[start]);
     size_t bin_end = start;
@@ -477,17 +479,17 @@ static clphmm_status cut_launches(cph_engine *ctx, int dbl,
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_schedule(cph_engine *ctx, int dbl, cph_stage *stage,
+clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *s) {
   s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
   const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};
   /* Its parts show in CLPHMM_TRACE (slot -1: they run inside "schedule"). */
   double t = cph_now();
-  clphmm_status st = order_jobs(ctx, dbl, stage, s, kernels);
+  clphmm_status st = order_jobs(ctx, set, stage, s, kernels);
   cph_trace_host(&ctx->trace, "order", -1, t);
   t = cph_now();
   if (!st)
-    st = cut_launches(ctx, dbl, stage, s, kernels);
+    st = cut_launches(ctx, set, stage, s, kernels);
   cph_trace_host(&ctx->trace, "cut", -1, t);
   t = cph_now();
   const cph_bufctx *c = &ctx->bufs;

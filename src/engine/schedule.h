@@ -38,10 +38,10 @@ typedef struct cph_sched {
 
 void cph_sched_release(const cph_bufctx *c, cph_sched *s);
 
-/* Plan the launches of the staged jobs on the context's variant set of
- * precision `dbl` (building the kernels of the bins they use), and set
- * each job's slot. */
-clphmm_status cph_schedule(cph_engine *ctx, int dbl, cph_stage *stage,
+/* Plan the launches of the staged jobs on the context's variant set `set`
+ * (CPH_SET_*, building the kernels of the bins they use), and set each
+ * job's slot. */
+clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *sched);
 
 #endif

@@ -168,6 +168,13 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
   return st;
 }
 
+clphmm_status cph_plan_exact(const cph_device *dev, cph_variant_set *set) {
+  clphmm_status st = cph_plan_variants(dev, 1, 0, set);
+  for (size_t i = 0; !st && i < cph_plan_count(set); i++)
+    set->v[i].fma = 0;
+  return st;
+}
+
 /* Per-step overhead of the lane-group kernel, in read rows (fitted to the
  * H200's float C = 16 / 20 / 24 and double C = 8 / 12 timings). */
 #define PLAN_STEP_ROWS 6

@@ -50,6 +50,12 @@ static inline size_t cph_plan_count(const cph_variant_set *set) {
 clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
                                 cph_variant_set *set);
 
+/* Float mode's exact double set: cph_plan_variants' double set in GKL's
+ * operation order (neither the scaled form nor fused multiply-adds), for
+ * the rescue pairs whose scaled-form sums do not stand (engine/compute.c:
+ * near double's subnormal range GKL's result depends on its order). */
+clphmm_status cph_plan_exact(const cph_device *dev, cph_variant_set *set);
+
 /* Index of the variant serving a read of `rows` rows: the smallest that
  * holds it, else the long-read variant, else the widest variant that tiles
  * it at the least estimated cost (padded rows and per-step overhead, see
