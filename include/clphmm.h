@@ -302,9 +302,9 @@ typedef struct clphmm_stats {
    * README, "Long reads"; added with the early exit). */
   uint64_t early_exits;
   /* Pairs computed by the CPU reference: the double rescue on devices
-   * without fp64, and the degenerate pairs whose device result cannot stand
-   * (scaled values that overflow at extreme quality jumps); added with the
-   * early exit. */
+   * without fp64, and, where the exact pass is not available, the rescue
+   * pairs whose device result cannot stand (see exact_pairs); added with
+   * the early exit. */
   uint64_t cpu_pairs;
   /* Float mode: rescue pairs whose fast (scaled) double sum did not stand
    * (near double's subnormal range, or extreme quality jumps), computed

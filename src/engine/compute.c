@@ -178,8 +178,9 @@ static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
  * absolute precision, so its result depends on its operation order (a
  * test pair's sum was 2 units of the smallest subnormal in GKL's order, 1
  * in the scaled form's: -630.056 against -630.357 in log10). Those pairs
- * go to the CPU reference, in GKL's order. From 2^-990 up, the cells that
- * carry the sum are at least 2^32 above the subnormal range. */
+ * are computed again in GKL's order: the exact pass, or the CPU reference
+ * where the engine has no exact set. From 2^-990 up, the cells that carry
+ * the sum are at least 2^32 above the subnormal range. */
 #define RESCUE_MIN_SUM 0x1p-990
 static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
   const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
@@ -281,8 +282,8 @@ static clphmm_status rescue_on_cpus(const call *c, const cph_pair *pairs,
 
 /* Results of a collected chunk; in job order, the pairs to rescue (float
  * pass) or whose sums do not stand (rescue pass: to the exact pass where
- * the engine has one, else to the CPU reference; exact pass: to the CPU
- * reference). */
+ * the engine has one, else to the CPU reference; exact pass: a guard, as
+ * its unscaled sums always stand, to the CPU reference). */
 static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   const size_t n = s->stage.n_jobs, parts = (n + FINISH_PART - 1) / FINISH_PART;
   if (n == 0)
@@ -342,9 +343,8 @@ static clphmm_status start_chunk(call *c, cph_slot *s, int set,
                : float_mode         ? CPH_GKL_DOUBLE
                                     : CPH_JAVA_DOUBLE;
   st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
-  s->dbl = set != CPH_SET_FLOAT;
   s->set = set;
-  st->real_size = s->dbl ? sizeof(double) : sizeof(float);
+  st->real_size = set != CPH_SET_FLOAT ? sizeof(double) : sizeof(float);
   ctx->alloc_failed = 0; /* set by this chunk's failures only */
   const double t0 = cph_now();
   clphmm_status rc;
@@ -544,8 +544,9 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
 }
 
 /* The double rescue of the collected pairs: on the device in chunks when
- * it has double precision, else (and for pairs whose scaled double sum
- * does not stand) with the CPU reference. */
+ * it has double precision, else with the CPU reference; pairs whose scaled
+ * double sum does not stand then go to the exact pass (or, without an
+ * exact set, to the CPU reference). */
 #define RESCUE_CHUNK_PAIRS ((size_t)1 << 18)
 
 /* The pass of the chunk in the rescue slot. */
@@ -620,6 +621,19 @@ static clphmm_status rescue_pass(call *c) {
   if (!rc && c->exact.n) {
     ctx->stats.exact_pairs = c->exact.n;
     rc = rescue_some(c, &c->exact, CPH_SET_EXACT, 1);
+    if (rc == CLPHMM_ERROR_BUILD_FAILED) {
+      /* Its kernels do not build here: the CPU reference, as before the
+       * exact pass existed. */
+      drain(ctx);
+      const size_t left = c->exact.n - c->exact.done;
+      cph_diag_note(&ctx->diag,
+                    "the exact pass's kernels did not build: %zu pairs on "
+                    "the CPU reference",
+                    left);
+      rc = rescue_on_cpus(c, c->exact.p + c->exact.done, left);
+      ctx->stats.cpu_pairs += left;
+      ctx->stats.exact_pairs -= left;
+    }
   }
   return rc;
 }

@@ -186,15 +186,15 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = open_queue(ctx);
   if (!st)
-    st = cph_plan_variants(&ctx->dev, 0, 1, &ctx->variants[0]);
+    st = cph_plan_variants(&ctx->dev, 0, 1, &ctx->variants[CPH_SET_FLOAT]);
   /* Float mode's double kernels only rescue: they use the scaled form. */
   if (!st)
     st = cph_plan_variants(&ctx->dev, 1, o->precision == CLPHMM_PRECISION_FLOAT,
-                           &ctx->variants[1]);
+                           &ctx->variants[CPH_SET_DOUBLE]);
   /* Rescue sums of the scaled form that do not stand are computed again
    * in GKL's exact order (compute.c). */
   if (!st && o->precision == CLPHMM_PRECISION_FLOAT && ctx->dev.info.has_fp64 &&
-      cph_variant_scaled(&ctx->variants[1].v[0]))
+      cph_variant_scaled(&ctx->variants[CPH_SET_DOUBLE].v[0]))
     st = cph_plan_exact(&ctx->dev, &ctx->variants[CPH_SET_EXACT]);
   if (st) {
     engine_destroy(ctx);
@@ -338,16 +338,21 @@ clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
   return CLPHMM_SUCCESS;
 }
 
+/* Every kernel the engine may need: its precision's set, float mode's
+ * rescue set (with fp64) and exact set (where planned). */
 static clphmm_status warmup(cph_engine *ctx) {
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
   const int rescue = !dbl && ctx->dev.info.has_fp64;
-  for (int d = dbl; d <= (dbl || rescue); d++)
+  for (int d = dbl ? CPH_SET_DOUBLE : CPH_SET_FLOAT; d < CPH_SETS; d++) {
+    if (d == CPH_SET_DOUBLE && !dbl && !rescue)
+      continue;
     for (size_t v = 0; v < cph_plan_count(&ctx->variants[d]); v++) {
       const cph_kernel *k;
       clphmm_status st = cph_context_kernel(ctx, v, d, &k);
       if (st)
         return st;
     }
+  }
   return CLPHMM_SUCCESS;
 }
 

@@ -46,7 +46,6 @@ typedef struct cph_slot {
   cph_hostbuf sums;
   cph_event *events;
   size_t n_events, cap_events;
-  int dbl;    /* the chunk runs double kernels */
   int set;    /* its kernel set (CPH_SET_*) */
   int timed;  /* its uploads have events (are counted in upload_seconds) */
   int packed; /* its copies go through the packs (engine/pack.h) */

@@ -173,54 +173,61 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
  * them, or for a packed chunk those outside the packs. */
 static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   const cph_stage *st = &s->stage;
-  const cph_sched *sc = &s->sched;
   const cph_bufctx *c = &ctx->bufs;
   cph_devset *d = &ctx->d;
   clphmm_status rc = CLPHMM_SUCCESS;
-  if (!st->host_prep || !s->packed)
+  /* (Rows the host prepared are an input.) */
+  if (!st->host_prep)
     rc = cph_devbuf_ensure(c, &d->rows, 8 * st->real_size * st->n_rows,
                            "uploading read rows");
+  if (!rc && !s->packed) {
+    copy in[N_IN];
+    size_t out[N_OUT];
+    inputs(s, in);
+    outputs(s, out);
+    cph_devbuf *dst[N_IN] = {&d->raw, st->host_prep ? &d->rows : &d->reads,
+                             &d->hcodes, &d->pairs, &d->groups};
+    for (size_t i = 0; i < N_IN && !rc; i++)
+      rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
+    /* (The row preparation takes the weights' buffer in every form.) */
+    if (!rc)
+      rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
+                             "allocating weights");
+    if (!rc)
+      rc = cph_devbuf_ensure(c, &d->sums, out[OUT_SUMS], "allocating results");
+  }
   if (!rc)
-    rc = cph_devbuf_ensure(c, &d->bound, sc->bound_bytes,
+    rc = cph_devbuf_ensure(c, &d->bound, s->sched.bound_bytes,
                            "allocating tile boundaries");
-  if (rc || s->packed)
-    return rc;
-  copy in[N_IN];
-  size_t out[N_OUT];
-  inputs(s, in);
-  outputs(s, out);
-  cph_devbuf *dst[N_IN] = {&d->raw, st->host_prep ? &d->rows : &d->reads,
-                           &d->hcodes, &d->pairs, &d->groups};
-  for (size_t i = 0; i < N_IN && !rc; i++)
-    rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
-  /* (Weights are written by the row preparation in every form.) */
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
-                           "allocating weights");
-  if (!rc)
-    rc = cph_devbuf_ensure(c, &d->sums, out[OUT_SUMS], "allocating results");
   return rc;
+}
+
+/* The sizes of a packed chunk's parts: its inputs and outputs. (An empty
+ * part is still carved, at least one alignment unit: the kernels take
+ * every buffer, written or not.) */
+static size_t pack_sizes(const cph_slot *s, size_t in[N_IN],
+                         size_t out[N_OUT]) {
+  copy c[N_IN];
+  size_t total = 0;
+  inputs(s, c);
+  for (size_t i = 0; i < N_IN; i++)
+    total += in[i] = c[i].bytes;
+  outputs(s, out);
+  return total + out[OUT_SUMS] + out[OUT_WEIGHTS];
 }
 
 /* The packs' parts for a packed chunk, and its host staging. */
 static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
-  const cph_stage *st = &s->stage;
-  copy in[N_IN];
-  size_t in_bytes[N_IN], out[N_OUT];
-  inputs(s, in);
-  outputs(s, out);
-  for (size_t i = 0; i < N_IN; i++)
-    in_bytes[i] = in[i].bytes;
-  /* The weights' part exists whenever the row preparation runs. */
-  out[OUT_WEIGHTS] = 16 * st->n_reads;
-  clphmm_status rc = cph_pack_ensure(&ctx->bufs, &ctx->d.in, N_IN, in_bytes,
+  size_t in[N_IN], out[N_OUT];
+  pack_sizes(s, in, out);
+  clphmm_status rc = cph_pack_ensure(&ctx->bufs, &ctx->d.in, N_IN, in,
                                      "uploading a small chunk");
   if (!rc)
     rc = cph_pack_ensure(&ctx->bufs, &ctx->d.out, N_OUT, out,
                          "allocating a small chunk's results");
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
-                            cph_pack_extent(&ctx->d.in, N_IN, in_bytes),
+                            cph_pack_extent(&ctx->d.in, N_IN, in),
                             "a small chunk's staging");
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_out,
@@ -383,16 +390,10 @@ static clphmm_status flush(cph_engine *ctx) {
 /* Whether a chunk's copies go through the packs: small enough, and their
  * parts fit in the device's largest buffer. */
 static int packable(const cph_engine *ctx, const cph_slot *s) {
-  copy in[N_IN];
-  size_t in_bytes[N_IN], out[N_OUT], total = 0;
-  inputs(s, in);
-  outputs(s, out);
-  for (size_t i = 0; i < N_IN; i++)
-    total += in_bytes[i] = in[i].bytes;
-  out[OUT_WEIGHTS] = 16 * s->stage.n_reads; /* (as ensure_packs) */
-  return ctx->pack_bytes &&
-         total + out[OUT_SUMS] + out[OUT_WEIGHTS] <= ctx->pack_bytes &&
-         cph_pack_fits(&ctx->bufs, &ctx->d.in, N_IN, in_bytes) &&
+  size_t in[N_IN], out[N_OUT];
+  const size_t total = pack_sizes(s, in, out);
+  return ctx->pack_bytes && total <= ctx->pack_bytes &&
+         cph_pack_fits(&ctx->bufs, &ctx->d.in, N_IN, in) &&
          cph_pack_fits(&ctx->bufs, &ctx->d.out, N_OUT, out);
 }
 

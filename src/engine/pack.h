@@ -6,8 +6,9 @@
  * outputs come back as one copy: the kernels see each input and output
  * through a sub-buffer at its own aligned offset of that buffer. The parts
  * are carved once, and carved again only when one of them outgrows its
- * share (each is given half again what it needed, as every buffer of the
- * engine is). */
+ * share (each is given half again what it needed, and the whole buffer
+ * grows as every buffer of the engine does, so that carving again rarely
+ * needs a new one). */
 #ifndef CLPHMM_PACK_H
 #define CLPHMM_PACK_H
 
