@@ -225,10 +225,14 @@ static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
   if (!rc)
     rc = cph_pack_ensure(&ctx->bufs, &ctx->d.out, N_OUT, out,
                          "allocating a small chunk's results");
+  const size_t cap_was = s->pack_in.cap;
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
                             cph_pack_extent(&ctx->d.in, N_IN, in),
                             "a small chunk's staging");
+  /* The one copy also moves the padding between parts: defined bytes. */
+  if (!rc && s->pack_in.cap != cap_was)
+    memset(s->pack_in.ptr, 0, s->pack_in.cap);
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_out,
                             cph_pack_extent(&ctx->d.out, N_OUT, out),
