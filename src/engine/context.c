@@ -76,44 +76,37 @@ static void release_cl(cph_engine *ctx) {
   ctx->cl = NULL;
 }
 
-/* A count from the environment variable `name`, lo..hi, 0 when unset
- * (`what` names the unit in the error). Used for
+/* A number from the environment variable `name`, lo..hi, `dflt` when
+ * unset (`what`, if any, names the unit in the error). Used for
  * $CLPHMM_CONCURRENT_TILES (the most tiles of one long read that run at
  * once, whatever the launch's size; 1: one after the other; unset: chosen
- * per launch, see schedule.c) and $CLPHMM_HOST_THREADS (threads of the
- * host stages; unset: one per core). */
-static clphmm_status env_count(const char *name, unsigned long lo,
-                               unsigned long hi, const char *what,
-                               unsigned *out) {
-  const char *v = getenv(name);
-  *out = 0;
-  if (!v || !*v)
-    return CLPHMM_SUCCESS;
-  char *end;
-  unsigned long n = strtoul(v, &end, 10);
-  if (*end || n < lo || n > hi || *v == '-' || *v == '+')
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "%s='%s' is not a number of %s from %lu to %lu", name, v,
-                     what, lo, hi);
-  *out = (unsigned)n;
-  return CLPHMM_SUCCESS;
-}
-
-/* A number from the environment variable `name` (0..max), `dflt` when
- * unset. */
-static clphmm_status env_size(const char *name, size_t dflt, size_t max,
-                              size_t *out) {
+ * per launch, see schedule.c), $CLPHMM_HOST_THREADS (threads of the host
+ * stages; unset: one per core), $CLPHMM_PACK_BYTES and
+ * $CLPHMM_EARLY_FLUSH (context.h). */
+static clphmm_status env_number(const char *name, uint64_t dflt, uint64_t lo,
+                                uint64_t hi, const char *what, uint64_t *out) {
   const char *v = getenv(name);
   *out = dflt;
   if (!v || !*v)
     return CLPHMM_SUCCESS;
   char *end;
   unsigned long long n = strtoull(v, &end, 10);
-  if (*end || n > max || *v == '-' || *v == '+')
+  if (*end || n < lo || n > hi || *v == '-' || *v == '+')
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "%s='%s' is not a number from 0 to %zu", name, v, max);
-  *out = (size_t)n;
+                     "%s='%s' is not a number%s%s from %llu to %llu", name, v,
+                     what ? " of " : "", what ? what : "",
+                     (unsigned long long)lo, (unsigned long long)hi);
+  *out = n;
   return CLPHMM_SUCCESS;
+}
+
+/* env_number for a count that fits `unsigned`, 0 when unset. */
+static clphmm_status env_count(const char *name, unsigned lo, unsigned hi,
+                               const char *what, unsigned *out) {
+  uint64_t n;
+  clphmm_status st = env_number(name, 0, lo, hi, what, &n);
+  *out = (unsigned)n;
+  return st;
 }
 
 /* $CLPHMM_CHUNK_CELLS: chunks of about this many cells (tests, tuning). */
@@ -163,12 +156,14 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
+  uint64_t pack = CPH_PACK_DEFAULT_BYTES, early_flush = 1;
   if (!st)
-    st = env_size("CLPHMM_PACK_BYTES", CPH_PACK_DEFAULT_BYTES,
-                  CPH_PACK_MAX_BYTES, &ctx->pack_bytes);
-  size_t early_flush = 1;
+    st = env_number("CLPHMM_PACK_BYTES", pack, 0, CPH_PACK_MAX_BYTES, "bytes",
+                    &pack);
   if (!st)
-    st = env_size("CLPHMM_EARLY_FLUSH", 1, 1, &early_flush);
+    st =
+        env_number("CLPHMM_EARLY_FLUSH", early_flush, 0, 1, NULL, &early_flush);
+  ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->dev = *dev;
   ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *

@@ -329,10 +329,15 @@ static void unpack_outputs(cph_slot *s) {
 /* The rows of every read from its raw bytes (cl/prep.cl), with the
  * program of the chunk's first launch (all kernels of a chunk share the
  * arithmetic form). */
+static int needs_prep(const cph_slot *s) {
+  const cph_stage *st = &s->stage;
+  return !st->host_prep && st->n_reads && s->sched.n_launches;
+}
+
 static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
                                   const chunk_mems *m) {
   const cph_stage *st = &s->stage;
-  if (st->host_prep || st->n_reads == 0 || s->sched.n_launches == 0)
+  if (!needs_prep(s))
     return CLPHMM_SUCCESS;
   /* Every program of a precision has the same row preparation; a
    * fallback program may lack it. */
@@ -422,8 +427,10 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
     rc = flush(ctx);
   if (!rc)
     rc = prepare_rows(ctx, s, &m);
+  /* (Before the first launch only when the row preparation came after
+   * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
-    if (early)
+    if (early && (i > 0 || needs_prep(s)))
       rc = flush(ctx);
     if (!rc)
       rc = launch(ctx, s, &sc->launches[i], &m);
