@@ -25,13 +25,23 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
 
 /* ---- order ----------------------------------------------------------- */
 
-/* Sort key of a job: bin, tiles (most first), haplotype length (clamped
- * to their fields), then the job's index. The pairs of most tiles start
- * first, so that the longest pairs do not finish last, alone on the device
- * (on the H200 the double rescue of the long suite, reads of 1-20 kb, ran
- * at 0.5 TCUPS where equal pairs of 4 kb ran at 1.05). */
-static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j) {
-  const uint64_t t = 0x3fff - (tiles < 0x3fff ? tiles : 0x3fff);
+/* Sort key of a job: bin, tiles, haplotype length (clamped to their
+ * fields), then the job's index. The direction of the tiles follows the
+ * way the device hands out work-groups:
+ * - GPUs start work-groups in order as compute units free up: the pairs of
+ *   most tiles go first (`most_first`), so that the longest pairs do not
+ *   finish last, alone on the device (on the H200 the double rescue of the
+ *   long suite, reads of 1-20 kb, ran at 0.5 TCUPS where equal pairs of
+ *   4 kb ran at 1.05).
+ * - PoCL's CPU driver hands each thread a contiguous run of work-groups,
+ *   a fixed share of those left (guided self-scheduling): the costliest
+ *   must come last, in the small runs, or the first threads get the
+ *   longest runs of the costliest work (most tiles first on the 16-core
+ *   Xeon: 10s.in 2.4x slower in float, 2.7x in double). */
+static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j,
+                        int most_first) {
+  const uint64_t c = tiles < 0x3fff ? tiles : 0x3fff;
+  const uint64_t t = most_first ? 0x3fff - c : c;
   const uint64_t h = H < 0x3fff ? H : 0x3fff;
   return (uint64_t)bin << 60 | t << 46 | h << 32 | (uint64_t)j;
 }
@@ -122,6 +132,7 @@ typedef struct key_task {
   uint64_t *n_long; /* per range: jobs binned on the long-read variant */
   uint32_t seq_bin; /* the long-read variant's index (else none) */
   uint64_t fill;    /* jobs on it that fill the device (engine seq_fill) */
+  int most_first;   /* job_key's order of tiles */
   uint32_t rows[CPH_MAX_VARIANTS];
 } key_task;
 
@@ -152,7 +163,8 @@ static void key_range(void *arg, size_t r) {
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &t->jobs[i];
     const uint32_t rows = t->rows[jb->slot];
-    t->keys[i] = job_key(jb->slot, (jb->R + rows - 1) / rows, jb->H, i);
+    t->keys[i] =
+        job_key(jb->slot, (jb->R + rows - 1) / rows, jb->H, i, t->most_first);
   }
 }
 
@@ -202,6 +214,7 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
                 NULL,
                 UINT32_MAX,
                 ctx->seq_fill,
+                ctx->dev.info.type != CLPHMM_DEVICE_CPU,
                 {0}};
   const cph_variant_set *vs = &ctx->variants[set];
   if (vs->n && vs->v[vs->n - 1].seq)
@@ -257,7 +270,7 @@ static unsigned job_coop(const cph_engine *ctx, const cph_job *jb,
 }
 
 /* Tile slots for the launch of keys[start..n) of a bin on `v`. Jobs are
- * sorted by tiles (most first), so the jobs that would run with as many
+ * sorted by tiles (job_key), so the jobs that would run with as many
  * slots as the first follow it; they share one launch, whatever their tile
  * counts (a work-group runs the rounds of its own pair: on the H200 the double
  * rescue of the long suite's 1,535 pairs took 68 launches of about 25 pairs
