@@ -468,6 +468,14 @@ SHIM_API cl_int clWaitForEvents(cl_uint n, const cl_event *e) {
   return real.WaitForEvents(n, e);
 }
 
+SHIM_API cl_int clGetEventInfo(cl_event e, cl_event_info i, size_t n, void *v,
+                               size_t *r) {
+  cl_int code;
+  if (FAIL(CL_INVALID_EVENT))
+    return code;
+  return real.GetEventInfo(e, i, n, v, r);
+}
+
 SHIM_API cl_int clFinish(cl_command_queue q) {
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))

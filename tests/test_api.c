@@ -921,6 +921,52 @@ static void test_devices(void) {
   free(saved_copy);
 }
 
+/* Engine settings from the environment that are not numbers in their
+ * range: context creation fails with INVALID_ARGUMENT and a message that
+ * names the variable and the value; an empty value is the default. */
+static void test_bad_settings(void) {
+  static const char *const cases[][2] = {
+      {"CLPHMM_WAIT_SPIN_US", "abc"},    {"CLPHMM_WAIT_SPIN_US", "2000000"},
+      {"CLPHMM_WAIT_SPIN_US", "-5"},     {"CLPHMM_EARLY_FLUSH", "2"},
+      {"CLPHMM_PACK_BYTES", "1e6"},      {"CLPHMM_HOST_THREADS", "0"},
+      {"CLPHMM_CONCURRENT_TILES", "x3"}, {"CLPHMM_CHUNK_CELLS", "0"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *name = cases[i][0], *value = cases[i][1];
+    const char *keep = getenv(name);
+    char *saved = keep ? strdup(keep) : NULL;
+    setenv(name, value, 1);
+    clphmm_context *c = NULL;
+    prime_errors();
+    clphmm_status st = clphmm_context_create(NULL, &c);
+    if (st == CLPHMM_ERROR_NO_OPENCL || st == CLPHMM_ERROR_NO_DEVICE) {
+      printf("skip: settings check (%s)\n", clphmm_status_string(st));
+    } else {
+      const char *m = clphmm_last_error(NULL);
+      CHECK(st == CLPHMM_ERROR_INVALID_ARGUMENT && c == NULL, "%s='%s' gave %s",
+            name, value, clphmm_status_string(st));
+      CHECK(contains(m, name) && contains(m, value),
+            "%s='%s': the message does not name both: \"%s\"", name, value,
+            show(m));
+    }
+    if (c)
+      clphmm_context_destroy(c);
+    setenv(name, "", 1);
+    c = NULL;
+    st = clphmm_context_create(NULL, &c);
+    CHECK(st == CLPHMM_SUCCESS || st == CLPHMM_ERROR_NO_OPENCL ||
+              st == CLPHMM_ERROR_NO_DEVICE,
+          "%s='' (the default) gave %s", name, clphmm_status_string(st));
+    if (c)
+      clphmm_context_destroy(c);
+    if (saved)
+      setenv(name, saved, 1);
+    else
+      unsetenv(name);
+    free(saved);
+  }
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static void open_contexts(void) {
@@ -957,6 +1003,7 @@ int main(void) {
   test_version_and_status();
   test_count_pairs();
   test_options_init();
+  test_bad_settings();
   test_invalid_bases();
   test_invalid_qualities();
   test_null_pointers();

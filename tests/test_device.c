@@ -288,6 +288,9 @@ static void test_rescue(clphmm_context *ctx, test_rng *rng) {
  * packs' parts are carved again, some with pairs for the double rescue
  * (its chunk is packed too). Results bit-identical to the same calls
  * unpacked (CLPHMM_PACK_BYTES=0) and within the level of the reference.
+ * A third round polls the chunks' last commands before blocking
+ * (CLPHMM_WAIT_SPIN_US, GPUs' default, off on CPU devices): the same
+ * results, and some waits ended by the polling.
  * (Its own random stream: the later tests' inputs stay as they were.) */
 static void test_packed(clphmm_context *ctx) {
   test_rng own, *rng = &own;
@@ -309,40 +312,51 @@ static void test_packed(clphmm_context *ctx) {
     n_all += g.batches[b].n_reads * g.batches[b].n_haplotypes;
   double *packed = malloc(n_all * sizeof *packed);
   double *plain = malloc(n_all * sizeof *plain);
-  if (!packed || !plain)
+  double *spun = malloc(n_all * sizeof *spun);
+  if (!packed || !plain || !spun)
     abort();
   uint64_t rescued = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    e->pack_bytes = pass ? 0 : keep ? keep : CPH_PACK_DEFAULT_BYTES;
-    double *out = pass ? plain : packed;
+  const double keep_spin = e->wait_spin_s;
+  const unsigned long spins = e->spin_waits;
+  for (int pass = 0; pass < 3; pass++) {
+    e->pack_bytes = pass == 1 ? 0 : keep ? keep : CPH_PACK_DEFAULT_BYTES;
+    e->wait_spin_s = pass == 2 ? 1.0 : 0;
+    double *out = pass == 0 ? packed : pass == 1 ? plain : spun;
     size_t at = 0;
     for (size_t b = 0; b < g.n; b++) {
       const clphmm_batch *bt = &g.batches[b];
       CHECK_STATUS(clphmm_compute(ctx, bt, 1, out + at), CLPHMM_SUCCESS, ctx);
-      CHECK(e->slots[0].packed == !pass, "region %zu: packed %d, asked %d", b,
-            e->slots[0].packed, !pass);
+      CHECK(e->slots[0].packed == (pass != 1),
+            "region %zu: packed %d, asked %d", b, e->slots[0].packed,
+            pass != 1);
       clphmm_stats st;
       clphmm_context_stats(ctx, &st);
       if (!pass)
         rescued += st.rescued_pairs;
       /* (Its rescue ran on the device through the rescue slot.) */
       if (st.rescued_pairs && st.cpu_pairs == 0)
-        CHECK(e->slots[CPH_RESCUE_SLOT].packed == !pass,
+        CHECK(e->slots[CPH_RESCUE_SLOT].packed == (pass != 1),
               "region %zu's rescue: packed %d, asked %d", b,
-              e->slots[CPH_RESCUE_SLOT].packed, !pass);
+              e->slots[CPH_RESCUE_SLOT].packed, pass != 1);
       at += bt->n_reads * bt->n_haplotypes;
     }
   }
   e->pack_bytes = keep;
+  e->wait_spin_s = keep_spin;
   CHECK(e->d.in.n == 5 && e->d.out.n == 2, "packs not carved: %zu, %zu parts",
         e->d.in.n, e->d.out.n);
   CHECK(memcmp(packed, plain, n_all * sizeof *packed) == 0,
         "packed and unpacked calls give different results");
+  CHECK(memcmp(packed, spun, n_all * sizeof *packed) == 0,
+        "calls whose waits poll give different results");
+  CHECK(e->spin_waits > spins, "no wait was ended by polling (%lu)",
+        e->spin_waits - spins);
   if (ctx->precision == CLPHMM_PRECISION_FLOAT)
     CHECK(rescued > 0, "no packed call rescued a pair");
   compare(ctx, &g, "regions, one call (packed)");
   free(packed);
   free(plain);
+  free(spun);
   gen_free(&g);
 }
 

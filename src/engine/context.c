@@ -157,14 +157,19 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
   uint64_t pack = CPH_PACK_DEFAULT_BYTES, early_flush = 1;
+  uint64_t spin_us = dev->info.type == CLPHMM_DEVICE_CPU ? 0 : CPH_WAIT_SPIN_US;
   if (!st)
     st = env_number("CLPHMM_PACK_BYTES", pack, 0, CPH_PACK_MAX_BYTES, "bytes",
                     &pack);
   if (!st)
     st =
         env_number("CLPHMM_EARLY_FLUSH", early_flush, 0, 1, NULL, &early_flush);
+  if (!st)
+    st = env_number("CLPHMM_WAIT_SPIN_US", spin_us, 0, 1000000, "microseconds",
+                    &spin_us);
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
+  ctx->wait_spin_s = 1e-6 * (double)spin_us;
   ctx->dev = *dev;
   ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *
                   (dev->info.compute_units ? dev->info.compute_units : 1);

@@ -36,6 +36,10 @@ typedef struct cph_event {
 } cph_event;
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
+/* Microseconds a GPU's chunk is polled before the host blocks on it
+ * (cph_engine.wait_spin_s): a region's chunk ends within it. */
+#define CPH_WAIT_SPIN_US 500
+
 /* Two slots for the chunks of the float or double pass, one for the
  * double rescue between them. */
 #define CPH_SLOTS 3
@@ -88,6 +92,13 @@ typedef struct cph_engine {
    * so that it starts while the host enqueues the rest
    * ($CLPHMM_EARLY_FLUSH=0: once, at the end). */
   int early_flush;
+  /* A chunk's last command is polled for this long before the host
+   * thread blocks on it: a blocking wait on a GPU woke the host about
+   * 28 us after the device finished (H100, a region per call)
+   * ($CLPHMM_WAIT_SPIN_US; default CPH_WAIT_SPIN_US on GPUs and
+   * accelerators, 0 on CPU devices, whose cores the spin would take). */
+  double wait_spin_s;
+  unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
    * enough pairs to fill the device ($CLPHMM_CHUNK_CELLS, for tests and

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 
 /* Work-items per read in the row preparation. */
@@ -473,12 +474,34 @@ static void account(cph_engine *ctx, const cph_event *e) {
   }
 }
 
+/* Poll `ev` for up to ctx->wait_spin_s, then block on it (the blocking
+ * wait also reports a failed command). */
+static cl_int wait_event(cph_engine *ctx, cl_event ev) {
+  if (ctx->wait_spin_s > 0) {
+    const double end = cph_now() + ctx->wait_spin_s;
+    for (unsigned i = 1;; i++) {
+      cl_int status = CL_QUEUED;
+      if (cph_cl.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                              sizeof status, &status, NULL) != CL_SUCCESS)
+        break;
+      if (status == CL_COMPLETE) {
+        ctx->spin_waits++;
+        break;
+      }
+      if (status < 0 || ((i & 15) == 0 && cph_now() > end))
+        break;
+      cph_cpu_relax();
+    }
+  }
+  return cph_cl.WaitForEvents(1, &ev);
+}
+
 clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   if (!s->active)
     return CLPHMM_SUCCESS;
   clphmm_status rc = CLPHMM_SUCCESS;
   if (s->n_events) {
-    cl_int err = cph_cl.WaitForEvents(1, &s->events[s->n_events - 1].ev);
+    cl_int err = wait_event(ctx, s->events[s->n_events - 1].ev);
     if (err != CL_SUCCESS)
       rc = cph_buf_fail(&ctx->bufs, "clWaitForEvents", err,
                         "reading results (the kernel may have failed)");

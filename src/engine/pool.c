@@ -32,14 +32,6 @@ struct cph_pool {
   atomic_int stop;
 };
 
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 /* Spin (without the lock) until done(p, v) or SPIN_SECONDS pass. */
 static int spin_until(cph_pool *p, int (*done)(cph_pool *, unsigned long),
                       unsigned long v) {
@@ -49,7 +41,7 @@ static int spin_until(cph_pool *p, int (*done)(cph_pool *, unsigned long),
       return 1;
     if ((i & 63) == 63 && cph_now() > end)
       return 0;
-    cpu_relax();
+    cph_cpu_relax();
   }
 }
 

@@ -70,6 +70,7 @@
   X(Flush, cl_int, (cl_command_queue))                                         \
   X(Finish, cl_int, (cl_command_queue))                                        \
   X(WaitForEvents, cl_int, (cl_uint, const cl_event *))                        \
+  X(GetEventInfo, cl_int, (cl_event, cl_event_info, size_t, void *, size_t *)) \
   X(GetEventProfilingInfo, cl_int,                                             \
     (cl_event, cl_profiling_info, size_t, void *, size_t *))                   \
   X(ReleaseEvent, cl_int, (cl_event))
