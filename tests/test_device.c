@@ -563,6 +563,36 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(ctx);
 }
 
+/* Float mode's speculative double pass (compute.c speculate()) on a small
+ * call whose float pass computed `want` and rescued `rescued` pairs
+ * without it (the engine's last call rescued: `auto` speculates now):
+ * always, never and auto give the same results, bit for bit, and rescue
+ * as many pairs; always and auto speculate, never does not. */
+static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
+                              const double *want, uint64_t rescued) {
+  static const char *const names[] = {"never", "always", "auto"};
+  cph_engine *e = ctx->eng[0];
+  const int keep = e->speculate;
+  CHECK(rescued > 0, "the small call rescued no pair to speculate on");
+  for (int mode = CPH_SPECULATE_NEVER; mode <= CPH_SPECULATE_AUTO; mode++) {
+    e->speculate = mode;
+    const unsigned long before = e->spec_calls;
+    double *got = run_device(ctx, g, n);
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    CHECK(got && memcmp(got, want, n * sizeof *got) == 0,
+          "speculation %s: results differ", names[mode]);
+    CHECK(st.rescued_pairs == rescued,
+          "speculation %s: %llu pairs rescued, %llu without it", names[mode],
+          (unsigned long long)st.rescued_pairs, (unsigned long long)rescued);
+    CHECK((e->spec_calls > before) == (mode != CPH_SPECULATE_NEVER),
+          "speculation %s: %lu speculative passes", names[mode],
+          e->spec_calls - before);
+    free(got);
+  }
+  e->speculate = keep;
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -613,6 +643,8 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
           (unsigned long long)sb->pairs);
     if (!big)
       compare(small, &g, "small-call variant");
+    if (!big && p == CLPHMM_PRECISION_FLOAT)
+      check_speculation(small, &g, n, a, st.rescued_pairs);
     free(a);
     free(b);
     gen_free(&g);

@@ -55,10 +55,14 @@ enum { PASS_MAIN, PASS_RESCUE, PASS_EXACT };
 typedef struct call {
   cph_engine *ctx;
   const clphmm_batch *batches;
-  size_t n_batches;
+  size_t n_batches, n_pairs;
   double *results;
   pair_list rescue; /* float results recomputed in double */
   pair_list exact;  /* rescue results recomputed in GKL's exact order */
+  /* A speculative double pass (speculate()) is in the rescue slot; when
+   * it is finished, `want` marks the results it gives (by out index). */
+  int speculated;
+  const unsigned char *want;
   cph_piece *pieces;
   size_t cap_pieces;
   cph_share *sh; /* a call split between engines, else NULL */
@@ -211,6 +215,8 @@ static void finish_part(void *arg, size_t part) {
   size_t nw = 0, ne = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &st->jobs[i];
+    if (t->c->want && !t->c->want[jb->out])
+      continue; /* a speculative pass: the float result stands */
     const double sum = job_sum(t->s, jb);
     if (t->pass != PASS_MAIN) {
       if (rescue_sum_ok(t->s, jb, sum))
@@ -441,6 +447,68 @@ static void shrink(cph_engine *ctx) {
 static clphmm_status rescue_some(call *c, pair_list *l, int set, int final);
 static int slot_pass(const cph_slot *s);
 
+/* ---- speculation ----------------------------------------------------- */
+
+/* Float mode's small calls (one chunk that cannot fill the device:
+ * cph_plan_small) can send the double pass over all their pairs right
+ * behind the float pass, before the float sums are back: the rescue then
+ * costs no second round trip (on the H100 a region of 300 pairs waited
+ * for its float sums, then staged, submitted and waited for its rescue:
+ * about 100 us of a 230 us call), and an idle device computes the pairs
+ * that need no rescue for nothing. Only the rescue pairs take its results,
+ * which are the rescue's own computation (GKL's double flavor, the same
+ * kernels). It is done when the engine's last small call had pairs to
+ * rescue (CLPHMM_SPECULATE: auto), always or never (1, 0). */
+static int speculates(const call *c, const cursor *cur, uint64_t cells) {
+  const cph_engine *ctx = c->ctx;
+  const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
+  return !c->sh && whole && ctx->precision == CLPHMM_PRECISION_FLOAT &&
+         ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_DOUBLE].n &&
+         cph_plan_small(&ctx->variants[CPH_SET_FLOAT], c->n_pairs, cells,
+                        ctx->dev.info.compute_units);
+}
+
+static void speculate(call *c, size_t n_pieces) {
+  cph_engine *ctx = c->ctx;
+  if (ctx->speculate == CPH_SPECULATE_NEVER ||
+      (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->last_rescued))
+    return;
+  const double t0 = cph_now();
+  cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
+  if (start_chunk(c, s, CPH_SET_DOUBLE, c->pieces, n_pieces, NULL, 0)) {
+    /* (Its queued commands may still read the slot's host buffers; the
+     * rescue pass runs as without it.) */
+    cph_cl.Finish(ctx->queue);
+    cph_slot_abandon(s);
+  } else {
+    c->speculated = 1;
+    ctx->spec_calls++;
+  }
+  ctx->stats.rescue_seconds += cph_now() - t0;
+}
+
+/* After the float chunk's finish: the speculative pass's results for the
+ * pairs it found to rescue (their sums that do not stand go on to the
+ * exact pass, as in the rescue). */
+static clphmm_status end_speculation(call *c) {
+  cph_engine *ctx = c->ctx;
+  const double t0 = cph_now();
+  unsigned char *want = calloc(c->n_pairs ? c->n_pairs : 1, 1);
+  if (!want)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
+  for (size_t i = 0; i < c->rescue.n; i++)
+    want[c->rescue.p[i].out] = 1;
+  c->want = want;
+  clphmm_status rc = end_chunk(c, &ctx->slots[CPH_RESCUE_SLOT], PASS_RESCUE);
+  c->want = NULL;
+  free(want);
+  c->speculated = 0;
+  if (!rc)
+    c->rescue.done = c->rescue.n;
+  ctx->stats.rescue_seconds += cph_now() - t0;
+  return rc;
+}
+
 /* The pieces of the next chunk (none at the end) and, in `at`, where it
  * starts, within the range it was cut from. With one engine, from the
  * cursor; in a shared call, from the cursor's range while it lasts, then
@@ -509,6 +577,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   chunk_bounds(ctx, cells, parts, &cur);
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
+  int small = 0; /* a small float call (speculates) */
   for (unsigned k = 0; !rc; k++) {
     cph_slot *s = &ctx->slots[k % 2];
     cursor at;
@@ -532,6 +601,10 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       chunk_bounds(ctx, cells, parts, &cur);
       continue;
     }
+    if (!rc && k == 0 && speculates(c, &cur, cells)) {
+      small = 1;
+      speculate(c, n);
+    }
     if (!rc && prev)
       rc = end_chunk(c, prev, PASS_MAIN);
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
@@ -540,6 +613,10 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   }
   if (!rc && prev)
     rc = end_chunk(c, prev, PASS_MAIN);
+  if (!rc && small)
+    ctx->last_rescued = c->rescue.n > 0;
+  if (!rc && c->speculated)
+    rc = end_speculation(c);
   return rc;
 }
 
@@ -668,7 +745,10 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   cph_trace_call(&ctx->trace, t0, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
   ctx->stats.prepare_seconds = cph_now() - t0;
-  call c = {.ctx = ctx, .batches = batches, .n_batches = n_batches};
+  call c = {.ctx = ctx,
+            .batches = batches,
+            .n_batches = n_batches,
+            .n_pairs = n_pairs};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)
     rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",

@@ -126,6 +126,19 @@ static clphmm_status env_chunk_cells(uint64_t *cells) {
   return CLPHMM_SUCCESS;
 }
 
+/* $CLPHMM_SPECULATE: 0, 1 or auto (the default). */
+static clphmm_status env_speculate(int *mode) {
+  const char *v = getenv("CLPHMM_SPECULATE");
+  *mode = CPH_SPECULATE_AUTO;
+  if (!v || !*v || !strcmp(v, "auto"))
+    return CLPHMM_SUCCESS;
+  if (strcmp(v, "0") && strcmp(v, "1"))
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "CLPHMM_SPECULATE='%s': expected 0, 1 or auto", v);
+  *mode = v[0] == '1' ? CPH_SPECULATE_ALWAYS : CPH_SPECULATE_NEVER;
+  return CLPHMM_SUCCESS;
+}
+
 static void engine_destroy(cph_engine *ctx);
 
 /* The engine of device `dev`; its host stages run on a pool of `threads`
@@ -170,6 +183,8 @@ static clphmm_status engine_create(const clphmm_options *o,
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
+  if (!st)
+    st = env_speculate(&ctx->speculate);
   ctx->dev = *dev;
   ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *
                   (dev->info.compute_units ? dev->info.compute_units : 1);

@@ -40,6 +40,8 @@ enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
  * (cph_engine.wait_spin_s): a region's chunk ends within it. */
 #define CPH_WAIT_SPIN_US 500
 
+enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
+
 /* Two slots for the chunks of the float or double pass, one for the
  * double rescue between them. */
 #define CPH_SLOTS 3
@@ -98,6 +100,12 @@ typedef struct cph_engine {
    * ($CLPHMM_WAIT_SPIN_US; default CPH_WAIT_SPIN_US on GPUs and
    * accelerators, 0 on CPU devices, whose cores the spin would take). */
   double wait_spin_s;
+  /* Float mode's speculative double pass for small calls (compute.c
+   * speculate(); $CLPHMM_SPECULATE), whether the last small call had
+   * pairs to rescue, and the calls that speculated (tests). */
+  int speculate; /* CPH_SPECULATE_* */
+  int last_rescued;
+  unsigned long spec_calls;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
