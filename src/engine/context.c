@@ -170,7 +170,7 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
   uint64_t pack = CPH_PACK_DEFAULT_BYTES, early_flush = 1;
-  uint64_t spin_us = dev->info.type == CLPHMM_DEVICE_CPU ? 0 : CPH_WAIT_SPIN_US;
+  uint64_t spin_us = 0;
   if (!st)
     st = env_number("CLPHMM_PACK_BYTES", pack, 0, CPH_PACK_MAX_BYTES, "bytes",
                     &pack);

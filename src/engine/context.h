@@ -36,10 +36,6 @@ typedef struct cph_event {
 } cph_event;
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
-/* Microseconds a GPU's chunk is polled before the host blocks on it
- * (cph_engine.wait_spin_s): a region's chunk ends within it. */
-#define CPH_WAIT_SPIN_US 500
-
 enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 
 /* Two slots for the chunks of the float or double pass, one for the
@@ -95,10 +91,11 @@ typedef struct cph_engine {
    * ($CLPHMM_EARLY_FLUSH=0: once, at the end). */
   int early_flush;
   /* A chunk's last command is polled for this long before the host
-   * thread blocks on it: a blocking wait on a GPU woke the host about
-   * 28 us after the device finished (H100, a region per call)
-   * ($CLPHMM_WAIT_SPIN_US; default CPH_WAIT_SPIN_US on GPUs and
-   * accelerators, 0 on CPU devices, whose cores the spin would take). */
+   * thread blocks on it ($CLPHMM_WAIT_SPIN_US, default 0). A blocking
+   * wait on the H100 returned about 28 us after a region's chunk ended
+   * on the device, but polling the event's status returned no sooner
+   * (bench/results, host-path at aaa1b8c): off by default, for drivers
+   * whose blocking waits are slower. */
   double wait_spin_s;
   /* Float mode's speculative double pass for small calls (compute.c
    * speculate(); $CLPHMM_SPECULATE), whether the last small call had
