@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "clphmm.h"
-#include "test_util.h"
 #include "model/validate.h"
+#include "test_util.h"
 
 /* A string literal as (data, size), embedded NULs included. */
 #define MEM(s) (s), (sizeof(s) - 1)

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "test_util.h"
 #include "model/validate.h"
+#include "test_util.h"
 
 /* Index of T(hi, lo) in the packed triangular table (spec 3.1). */
 static size_t tri_index(unsigned a, unsigned b) {

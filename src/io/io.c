@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/error.h"
 #include "clphmm.h"
 #include "io/dataset.h"
-#include "base/error.h"
 #include "io/io.h"
 #include "io/linesrc.h"
 #include "model/validate.h"

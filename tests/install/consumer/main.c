@@ -12,9 +12,9 @@
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
-#define HEADER_VERSION                                                        \
-  STR(CLPHMM_VERSION_MAJOR) "." STR(CLPHMM_VERSION_MINOR) "." STR(            \
-      CLPHMM_VERSION_PATCH)
+#define HEADER_VERSION                                                         \
+  STR(CLPHMM_VERSION_MAJOR)                                                    \
+  "." STR(CLPHMM_VERSION_MINOR) "." STR(CLPHMM_VERSION_PATCH)
 
 int main(void) {
   const char *version = clphmm_version();
