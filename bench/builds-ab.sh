@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds of clphmm taking turns on one device: one 300-pair region per
+# call (1000 calls, median microseconds per call), tests/data/10s.in per
+# call, and the HaplotypeCaller-like mix (6e10 cells, -n 3: wall and
+# kernel ms of clphmm_compute), ROUNDS rounds (default 3); prints every
+# round, then the median over rounds per build and workload. Each
+# SOURCE_DIR (a source tree: this repository, or an export of a commit)
+# is built (Release, no tests) in SOURCE_DIR/build-ab first.
+#
+#   [ROUNDS=3] [DEVICE=gpu] bench/builds-ab.sh LABEL=SOURCE_DIR ...
+#   bench/builds-ab.sh "before=old-tree" "after=."
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+ROUNDS=${ROUNDS:-3}
+DEVICE=${DEVICE:-gpu}
+for spec in "$@"; do
+  dir=${spec#*=}
+  cmake -S "$dir" -B "$dir/build-ab" -DCMAKE_BUILD_TYPE=Release \
+    -DCLPHMM_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$dir/build-ab" -j "$(nproc)" >/dev/null
+done
+echo "$(date -u +%FT%H:%MZ), device $DEVICE, $ROUNDS rounds"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || true
+# The value before the [min..max] bracket of clphmm-bench's table row: the
+# median per call (us) with --calls, the median kernel seconds otherwise;
+# with -n the wall seconds follow the bracket.
+field() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1), $(i + 1); exit } }'; }
+declare -A res
+for ((r = 1; r <= ROUNDS; r++)); do
+  for spec in "$@"; do
+    label=${spec%%=*}
+    bench=${spec#*=}/build-ab/tools/clphmm-bench
+    region=$("$bench" --device "$DEVICE" --synthetic mix=hc,reads=30,haps=10,pairs=300 \
+      --calls 1000 | grep -E '^[0-9]+ .* (float|double) ' | head -1 | field | cut -d' ' -f1)
+    s10=$("$bench" --device "$DEVICE" --input tests/data/10s.in --call-batches all \
+      --calls 1000 | grep -E '^[0-9]+ .* (float|double) ' | head -1 | field | cut -d' ' -f1)
+    mix=$("$bench" --device "$DEVICE" --synthetic mix=hc,cells=6e10 -n 3 |
+      grep -E '^[0-9]+ .* (float|double) ' | head -1 | field)
+    kernel_ms=$(awk '{ printf "%.2f", 1000 * $1 }' <<<"$mix")
+    wall_ms=$(awk '{ printf "%.2f", 1000 * $2 }' <<<"$mix")
+    res[$label|region]+="$region "
+    res[$label|10s]+="$s10 "
+    res[$label|mixw]+="$wall_ms "
+    res[$label|mixk]+="$kernel_ms "
+    printf "round %d  %-12s region %8s us  10s.in %8s us  mix=hc wall %8s ms (kernel %s)\n" \
+      "$r" "$label" "$region" "$s10" "$wall_ms" "$kernel_ms"
+  done
+done
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+echo
+printf "%-12s %14s %14s %16s %16s\n" build "region us" "10s.in us" "mix=hc wall ms" "mix kernel ms"
+for spec in "$@"; do
+  label=${spec%%=*}
+  printf "%-12s %14s %14s %16s %16s\n" "$label" "$(median <<<"${res[$label|region]}")" \
+    "$(median <<<"${res[$label|10s]}")" "$(median <<<"${res[$label|mixw]}")" \
+    "$(median <<<"${res[$label|mixk]}")"
+done
+echo "(medians over the rounds; per-call medians of 1000 calls; mix: median of 3 runs)"
