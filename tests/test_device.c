@@ -343,9 +343,8 @@ static void test_packed(clphmm_context *ctx) {
   }
   e->pack_bytes = keep;
   e->wait_spin_s = keep_spin;
-  const cph_devset *d = &e->lanes[0].d;
-  CHECK(d->in.n == 5 && d->out.n == 2, "packs not carved: %zu, %zu parts",
-        d->in.n, d->out.n);
+  CHECK(e->d.in.n == 5 && e->d.out.n == 2, "packs not carved: %zu, %zu parts",
+        e->d.in.n, e->d.out.n);
   CHECK(memcmp(packed, plain, n_all * sizeof *packed) == 0,
         "packed and unpacked calls give different results");
   CHECK(memcmp(packed, spun, n_all * sizeof *packed) == 0,

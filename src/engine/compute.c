@@ -415,7 +415,8 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, unsigned parts,
 /* Collect the chunk in the other slot after a failure, so that nothing is
  * left in flight. */
 static void drain(cph_engine *ctx) {
-  cph_engine_finish(ctx);
+  if (ctx->queue)
+    cph_cl.Finish(ctx->queue);
   for (int i = 0; i < CPH_SLOTS; i++)
     cph_slot_abandon(&ctx->slots[i]);
 }
@@ -449,9 +450,8 @@ static int slot_pass(const cph_slot *s);
 /* ---- speculation ----------------------------------------------------- */
 
 /* Float mode's small calls (one chunk that cannot fill the device:
- * cph_plan_small) can send the double pass over all their pairs beside
- * the float pass (on the rescue's lane, so the device may run both at
- * once), before the float sums are back: the rescue then
+ * cph_plan_small) can send the double pass over all their pairs right
+ * behind the float pass, before the float sums are back: the rescue then
  * costs no second round trip (on the H100 a region of 300 pairs waited
  * for its float sums, then staged, submitted and waited for its rescue:
  * about 100 us of a 230 us call), and an idle device computes the pairs
@@ -478,7 +478,7 @@ static void speculate(call *c, size_t n_pieces) {
   if (start_chunk(c, s, CPH_SET_DOUBLE, c->pieces, n_pieces, NULL, 0)) {
     /* (Its queued commands may still read the slot's host buffers; the
      * rescue pass runs as without it.) */
-    cph_cl.Finish(cph_lane_of(ctx, s)->queue);
+    cph_cl.Finish(ctx->queue);
     cph_slot_abandon(s);
   } else {
     c->speculated = 1;
@@ -662,7 +662,7 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
     ctx->stats.rescue_seconds += cph_now() - t0;
     if (rc && !final) {
       /* Its queued commands may still read the slot's host buffers. */
-      cph_cl.Finish(cph_lane_of(ctx, s)->queue);
+      cph_cl.Finish(ctx->queue);
       cph_slot_abandon(s);
       return CLPHMM_SUCCESS;
     }

@@ -40,15 +40,12 @@ static clphmm_status open_queue(cph_engine *ctx) {
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateContext", err,
                        ctx->dev.info.name);
-  for (int l = 0; l < CPH_LANES; l++) {
-    ctx->lanes[l].queue = cph_cl.CreateCommandQueue(
-        ctx->cl, ctx->dev.id, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (err != CL_SUCCESS)
-      return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
-                         ctx->dev.info.name);
-  }
-  ctx->bufs =
-      (cph_bufctx){ctx->cl, ctx->lanes[0].queue, &ctx->dev, &ctx->alloc_failed};
+  ctx->queue = cph_cl.CreateCommandQueue(ctx->cl, ctx->dev.id,
+                                         CL_QUEUE_PROFILING_ENABLE, &err);
+  if (err != CL_SUCCESS)
+    return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
+                       ctx->dev.info.name);
+  ctx->bufs = (cph_bufctx){ctx->cl, ctx->queue, &ctx->dev, &ctx->alloc_failed};
   return CLPHMM_SUCCESS;
 }
 
@@ -71,13 +68,11 @@ static void release_kernels(cph_engine *ctx) {
 static void release_cl(cph_engine *ctx) {
   cph_engine_release(ctx);
   release_kernels(ctx);
-  for (int l = 0; l < CPH_LANES; l++) {
-    if (ctx->lanes[l].queue)
-      cph_cl.ReleaseCommandQueue(ctx->lanes[l].queue);
-    ctx->lanes[l].queue = NULL;
-  }
+  if (ctx->queue)
+    cph_cl.ReleaseCommandQueue(ctx->queue);
   if (ctx->cl)
     cph_cl.ReleaseContext(ctx->cl);
+  ctx->queue = NULL;
   ctx->cl = NULL;
 }
 
@@ -308,7 +303,12 @@ void clphmm_context_destroy(clphmm_context *ctx) {
   free(ctx);
 }
 
-static void release_devset(cph_devset *d) {
+void cph_engine_release(cph_engine *ctx) {
+  /* Commands still queued may read host buffers released below (malloc'ed
+   * ones where pinned memory was refused). */
+  if (ctx->queue)
+    cph_cl.Finish(ctx->queue);
+  cph_devset *d = &ctx->d;
   cph_devbuf *all[] = {&d->raw,   &d->reads,  &d->hcodes, &d->rows, &d->weights,
                        &d->pairs, &d->groups, &d->sums,   &d->bound};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
@@ -316,16 +316,6 @@ static void release_devset(cph_devset *d) {
   for (int f = 0; f < 3; f++)
     for (int sc = 0; sc < 2; sc++)
       cph_devbuf_release(&d->tables[f][sc]);
-  cph_pack_release(&d->in);
-  cph_pack_release(&d->out);
-}
-
-void cph_engine_release(cph_engine *ctx) {
-  /* Commands still queued may read host buffers released below (malloc'ed
-   * ones where pinned memory was refused). */
-  cph_engine_finish(ctx);
-  for (int l = 0; l < CPH_LANES; l++)
-    release_devset(&ctx->lanes[l].d);
   for (int i = 0; i < CPH_SLOTS; i++) {
     cph_slot *s = &ctx->slots[i];
     cph_slot_abandon(s);
@@ -335,6 +325,8 @@ void cph_engine_release(cph_engine *ctx) {
     cph_hostbuf_release(&ctx->bufs, &s->pack_in);
     cph_hostbuf_release(&ctx->bufs, &s->pack_out);
   }
+  cph_pack_release(&d->in);
+  cph_pack_release(&d->out);
 }
 
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,

@@ -19,8 +19,8 @@
 #include "opencl/build.h"
 #include "tuning/plan.h"
 
-/* Device buffers shared by the chunks of a lane (its in-order queue runs
- * them one after the other, so one set serves them all). */
+/* Device buffers shared by the chunks of a call (one in-order queue runs
+ * the chunks one after the other, so one set serves them all). */
 typedef struct cph_devset {
   cph_devbuf raw, reads, hcodes, rows, weights, pairs, groups, sums, bound;
   cph_devbuf tables[3][2]; /* [flavor][scaled]: cl/prep.cl's tables */
@@ -58,19 +58,6 @@ typedef struct cph_slot {
 
 typedef struct cph_share cph_share;
 
-/* A lane: an in-order queue and the device buffers of the chunks it runs.
- * Lane 0 runs the main pass's slots, lane 1 the rescue slot's chunks (the
- * double rescue, the speculative double pass, the exact pass), so that
- * the device may run both at once: a region's float pass beside its
- * speculative double pass, a large call's rescue chunks beside its float
- * chunks. No command of one lane reads what the other writes (each chunk
- * is staged from host memory). */
-typedef struct cph_lane {
-  cl_command_queue queue;
-  cph_devset d;
-} cph_lane;
-#define CPH_LANES 2
-
 /* The kernel sets of an engine: float, double (double mode, or float
  * mode's rescue) and float mode's exact double (tuning/plan.h,
  * cph_plan_exact). A pass runs one set. */
@@ -79,7 +66,7 @@ enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
 typedef struct cph_engine {
   cph_device dev;
   cl_context cl;
-  cph_lane lanes[CPH_LANES];
+  cl_command_queue queue;
   clphmm_precision precision;
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
@@ -128,7 +115,8 @@ typedef struct cph_engine {
   pthread_mutex_t *build_lock;
   /* The engine's state (src/engine/compute.c). */
   cph_pool *pool;
-  cph_bufctx bufs; /* (its queue: lane 0's) */
+  cph_bufctx bufs;
+  cph_devset d;
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
@@ -137,18 +125,6 @@ typedef struct cph_engine {
   int dropped;
   char why[1024];
 } cph_engine;
-
-/* The lane of a slot's chunks. */
-static inline cph_lane *cph_lane_of(cph_engine *ctx, const cph_slot *s) {
-  return &ctx->lanes[s == &ctx->slots[CPH_RESCUE_SLOT]];
-}
-
-/* Wait for everything queued on the engine's lanes. */
-static inline void cph_engine_finish(cph_engine *ctx) {
-  for (int l = 0; l < CPH_LANES; l++)
-    if (ctx->lanes[l].queue)
-      cph_cl.Finish(ctx->lanes[l].queue);
-}
 
 /* Most devices of one context. */
 #define CPH_MAX_ENGINES CLPHMM_MAX_DEVICES

@@ -38,9 +38,8 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
-  cl_int err =
-      cph_cl.EnqueueWriteBuffer(cph_lane_of(ctx, s)->queue, dst, CL_FALSE, 0,
-                                bytes, src, 0, NULL, s->timed ? &ev : NULL);
+  cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes,
+                                         src, 0, NULL, s->timed ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
   return s->timed ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
@@ -51,8 +50,8 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
-  cl_int err = cph_cl.EnqueueReadBuffer(cph_lane_of(ctx, s)->queue, src,
-                                        CL_FALSE, 0, bytes, dst, 0, NULL, &ev);
+  cl_int err = cph_cl.EnqueueReadBuffer(ctx->queue, src, CL_FALSE, 0, bytes,
+                                        dst, 0, NULL, &ev);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueReadBuffer", err, what);
   return add_event(s, ev, CPH_EV_DOWNLOAD, -1);
@@ -62,8 +61,8 @@ static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
                                 size_t global, size_t local, int kind,
                                 int bin) {
   cl_event ev = NULL;
-  cl_int err = cph_cl.EnqueueNDRangeKernel(cph_lane_of(ctx, s)->queue, k, 1,
-                                           NULL, &global, &local, 0, NULL, &ev);
+  cl_int err = cph_cl.EnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global,
+                                           &local, 0, NULL, &ev);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the kernel");
@@ -97,10 +96,10 @@ static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
 }
 
 /* The tables of cl/prep.cl for the stage's flavor, uploaded once per
- * lane (a blocking copy: it happens once). */
-static clphmm_status prep_tables(cph_engine *ctx, cph_lane *lane,
-                                 const cph_stage *st, cl_mem *out) {
-  cph_devbuf *b = &lane->d.tables[st->flavor][st->scaled];
+ * context (a blocking copy: it happens once). */
+static clphmm_status prep_tables(cph_engine *ctx, const cph_stage *st,
+                                 cl_mem *out) {
+  cph_devbuf *b = &ctx->d.tables[st->flavor][st->scaled];
   if (!b->mem) {
     const size_t bytes = cph_prep_tables(st->flavor, st->scaled, NULL);
     void *host = malloc(bytes);
@@ -111,7 +110,7 @@ static clphmm_status prep_tables(cph_engine *ctx, cph_lane *lane,
         cph_devbuf_ensure(&ctx->bufs, b, bytes, "the row tables");
     cl_int err = CL_SUCCESS;
     if (!rc)
-      err = cph_cl.EnqueueWriteBuffer(lane->queue, b->mem, CL_TRUE, 0, bytes,
+      err = cph_cl.EnqueueWriteBuffer(ctx->queue, b->mem, CL_TRUE, 0, bytes,
                                       host, 0, NULL, NULL);
     free(host);
     if (!rc && err != CL_SUCCESS) {
@@ -171,12 +170,12 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
-/* The lane's device buffers for the chunk (grown as needed): all of
+/* The engine's device buffers for the chunk (grown as needed): all of
  * them, or for a packed chunk those outside the packs. */
 static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_bufctx *c = &ctx->bufs;
-  cph_devset *d = &cph_lane_of(ctx, s)->d;
+  cph_devset *d = &ctx->d;
   clphmm_status rc = CLPHMM_SUCCESS;
   /* (Rows the host prepared are an input.) */
   if (!st->host_prep)
@@ -222,29 +221,28 @@ static size_t pack_sizes(const cph_slot *s, size_t in[N_IN],
 static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
   size_t in[N_IN], out[N_OUT];
   pack_sizes(s, in, out);
-  cph_devset *d = &cph_lane_of(ctx, s)->d;
-  clphmm_status rc =
-      cph_pack_ensure(&ctx->bufs, &d->in, N_IN, in, "uploading a small chunk");
+  clphmm_status rc = cph_pack_ensure(&ctx->bufs, &ctx->d.in, N_IN, in,
+                                     "uploading a small chunk");
   if (!rc)
-    rc = cph_pack_ensure(&ctx->bufs, &d->out, N_OUT, out,
+    rc = cph_pack_ensure(&ctx->bufs, &ctx->d.out, N_OUT, out,
                          "allocating a small chunk's results");
   const size_t cap_was = s->pack_in.cap;
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
-                            cph_pack_extent(&d->in, N_IN, in),
+                            cph_pack_extent(&ctx->d.in, N_IN, in),
                             "a small chunk's staging");
   /* The one copy also moves the padding between parts: defined bytes. */
   if (!rc && s->pack_in.cap != cap_was)
     memset(s->pack_in.ptr, 0, s->pack_in.cap);
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_out,
-                            cph_pack_extent(&d->out, N_OUT, out),
+                            cph_pack_extent(&ctx->d.out, N_OUT, out),
                             "a small chunk's results");
   return rc;
 }
 
-static chunk_mems mems_of(cph_engine *ctx, const cph_slot *s) {
-  const cph_devset *d = &cph_lane_of(ctx, s)->d;
+static chunk_mems mems_of(const cph_engine *ctx, const cph_slot *s) {
+  const cph_devset *d = &ctx->d;
   chunk_mems m = {d->raw.mem,    d->reads.mem,   d->rows.mem,
                   d->hcodes.mem, d->pairs.mem,   d->groups.mem,
                   d->sums.mem,   d->weights.mem, d->bound.mem};
@@ -279,15 +277,14 @@ static clphmm_status upload(cph_engine *ctx, cph_slot *s, const chunk_mems *m) {
   s->timed = total >= TIMED_UPLOAD_BYTES;
   if (s->packed) {
     /* One copy: the inputs gathered at their parts' offsets. */
-    const cph_devset *d = &cph_lane_of(ctx, s)->d;
     size_t bytes[N_IN];
     for (size_t i = 0; i < N_IN; i++) {
       bytes[i] = in[i].bytes;
       if (bytes[i])
-        memcpy((char *)s->pack_in.ptr + d->in.off[i], in[i].src, bytes[i]);
+        memcpy((char *)s->pack_in.ptr + ctx->d.in.off[i], in[i].src, bytes[i]);
     }
-    return write_buf(ctx, s, d->in.whole.mem, s->pack_in.ptr,
-                     cph_pack_extent(&d->in, N_IN, bytes),
+    return write_buf(ctx, s, ctx->d.in.whole.mem, s->pack_in.ptr,
+                     cph_pack_extent(&ctx->d.in, N_IN, bytes),
                      "uploading a small chunk");
   }
   const cl_mem dst[N_IN] = {m->raw, s->stage.host_prep ? m->rows : m->reads,
@@ -305,11 +302,10 @@ static clphmm_status download(cph_engine *ctx, cph_slot *s,
   const size_t n = outputs(s, out);
   if (s->packed) {
     /* One copy; cph_collect puts the parts where finishing reads them. */
-    const cph_devset *d = &cph_lane_of(ctx, s)->d;
-    s->out_off[OUT_SUMS] = d->out.off[OUT_SUMS];
-    s->out_off[OUT_WEIGHTS] = d->out.off[OUT_WEIGHTS];
-    return read_buf(ctx, s, d->out.whole.mem, s->pack_out.ptr,
-                    cph_pack_extent(&d->out, n, out),
+    s->out_off[OUT_SUMS] = ctx->d.out.off[OUT_SUMS];
+    s->out_off[OUT_WEIGHTS] = ctx->d.out.off[OUT_WEIGHTS];
+    return read_buf(ctx, s, ctx->d.out.whole.mem, s->pack_out.ptr,
+                    cph_pack_extent(&ctx->d.out, n, out),
                     "reading results (the kernel may have failed)");
   }
   clphmm_status rc = read_buf(ctx, s, m->sums, s->sums.ptr, out[OUT_SUMS],
@@ -356,7 +352,7 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
                      "no kernel program of this chunk has the row "
                      "preparation (prep_rows); set CLPHMM_HOST_PREP=1");
   cl_mem tab;
-  clphmm_status rc = prep_tables(ctx, cph_lane_of(ctx, s), st, &tab);
+  clphmm_status rc = prep_tables(ctx, st, &tab);
   if (rc)
     return rc;
   const cl_uint n_rows = (cl_uint)st->n_rows;
@@ -393,9 +389,9 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   return rc;
 }
 
-/* Hand the commands of slot s's lane enqueued so far to the device. */
-static clphmm_status flush(cph_engine *ctx, const cph_slot *s) {
-  cl_int err = cph_cl.Flush(cph_lane_of(ctx, s)->queue);
+/* Hand the commands enqueued so far to the device. */
+static clphmm_status flush(cph_engine *ctx) {
+  cl_int err = cph_cl.Flush(ctx->queue);
   return err == CL_SUCCESS
              ? CLPHMM_SUCCESS
              : cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the work");
@@ -403,13 +399,12 @@ static clphmm_status flush(cph_engine *ctx, const cph_slot *s) {
 
 /* Whether a chunk's copies go through the packs: small enough, and their
  * parts fit in the device's largest buffer. */
-static int packable(cph_engine *ctx, const cph_slot *s) {
+static int packable(const cph_engine *ctx, const cph_slot *s) {
   size_t in[N_IN], out[N_OUT];
   const size_t total = pack_sizes(s, in, out);
-  const cph_devset *d = &cph_lane_of(ctx, s)->d;
   return ctx->pack_bytes && total <= ctx->pack_bytes &&
-         cph_pack_fits(&ctx->bufs, &d->in, N_IN, in) &&
-         cph_pack_fits(&ctx->bufs, &d->out, N_OUT, out);
+         cph_pack_fits(&ctx->bufs, &ctx->d.in, N_IN, in) &&
+         cph_pack_fits(&ctx->bufs, &ctx->d.out, N_OUT, out);
 }
 
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
@@ -430,21 +425,21 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   if (!rc)
     rc = upload(ctx, s, &m);
   if (!rc && early)
-    rc = flush(ctx, s);
+    rc = flush(ctx);
   if (!rc)
     rc = prepare_rows(ctx, s, &m);
   /* (Before the first launch only when the row preparation came after
    * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
     if (early && (i > 0 || needs_prep(s)))
-      rc = flush(ctx, s);
+      rc = flush(ctx);
     if (!rc)
       rc = launch(ctx, s, &sc->launches[i], &m);
   }
   if (!rc)
     rc = download(ctx, s, &m);
   if (!rc)
-    rc = flush(ctx, s);
+    rc = flush(ctx);
   return rc;
 }
 

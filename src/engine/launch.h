@@ -1,8 +1,7 @@
-/* Running a staged and scheduled chunk on the device: its lane's in-order
- * queue (context.h cph_lane) takes the copies in, the row preparation, the
- * launches and the copies out, without waiting; the host waits for a chunk
- * only when it needs its results, so the next chunk is staged while this
- * one computes. */
+/* Running a staged and scheduled chunk on the device: one in-order queue
+ * takes the copies in, the row preparation, the launches and the copies
+ * out, without waiting; the host waits for a chunk only when it needs its
+ * results, so the next chunk is staged while this one computes. */
 #ifndef CLPHMM_LAUNCH_H
 #define CLPHMM_LAUNCH_H
 
