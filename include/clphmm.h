@@ -171,6 +171,13 @@ typedef struct clphmm_options {
    * to fit. Independently of it, when the device fails an allocation the
    * work is halved and retried, down to a single pair. */
   uint64_t max_device_bytes;
+  /* 1: measure the device's times for clphmm_stats (kernel_seconds,
+   * rows_seconds, upload_seconds, download_seconds, the bins' and devices'
+   * kernel_seconds) with OpenCL profiling; 0 (the default): those stay 0.
+   * Profiling costs the host time per command (on NVIDIA's driver about a
+   * fifth of a HaplotypeCaller region's call). $CLPHMM_PROFILE (0 or 1)
+   * overrides it (added in 0.2). */
+  int profile;
 } clphmm_options;
 
 /* Fill `options` with the defaults (float precision, default device). */
@@ -272,15 +279,17 @@ typedef struct clphmm_stats {
   uint64_t launches;      /* launches of the PairHMM kernel, rescue included
                              (row preparation not included) */
   double kernel_seconds;  /* sum of the OpenCL profiling intervals of all
-                             kernels, the row preparation included */
+                             kernels, the row preparation included (0
+                             unless clphmm_options.profile) */
   /* Per read-length bin, by increasing max_rows (added in 0.1). */
   size_t n_bins;
   clphmm_bin_stats bins[CLPHMM_MAX_BINS];
   /* Where the time of the call went (added in 0.2). The stages of
    * consecutive chunks overlap (a chunk is prepared while the one before
    * computes), so the stages may add up to more than wall_seconds.
-   * Device stages are sums of OpenCL profiling intervals; host stages sum
-   * the wall time of the threads that ran them. */
+   * Device stages are sums of OpenCL profiling intervals (0 unless
+   * clphmm_options.profile); host stages sum the wall time of the threads
+   * that ran them. */
   double wall_seconds;     /* the whole clphmm_compute call */
   double prepare_seconds;  /* host: validation, ordering, staging */
   double upload_seconds;   /* device: host-to-device copies (of chunks

@@ -782,7 +782,7 @@ static void test_options_init(void) {
   memset(&o, 0xA5, sizeof o);
   clphmm_options_init(&o);
   CHECK(o.device == NULL && o.precision == CLPHMM_PRECISION_FLOAT &&
-            o.max_cells_per_launch == 0,
+            o.max_cells_per_launch == 0 && o.profile == 0,
         "clphmm_options_init defaults wrong");
   clphmm_options_init(NULL); /* must not crash */
 }

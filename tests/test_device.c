@@ -283,6 +283,47 @@ static void test_rescue(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
+/* clphmm_options.profile: without it the statistics' device times stay 0
+ * (no launch has an event, the queue no profiling) and the launches are
+ * still counted; with it they are measured; the results are the same, bit
+ * for bit. */
+static void test_profile(clphmm_precision p) {
+  test_rng own, *rng = &own; /* (the later tests' inputs stay as they were) */
+  test_rng_init(rng, 20261126u + (unsigned)p);
+  gen g = {0};
+  size_t lens[] = {12, 40, 90, 150};
+  add_batch(&g, rng, lens, 4, 3, 60, 200, 1, 0);
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  double *out[2] = {NULL, NULL};
+  for (int on = 0; on < 2; on++) {
+    clphmm_options o;
+    clphmm_options_init(&o);
+    o.precision = p;
+    o.profile = on;
+    clphmm_context *ctx = NULL;
+    if (CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL))
+      break;
+    out[on] = run_device(ctx, &g, n);
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    CHECK(st.launches >= 1, "profile %d: %llu launches counted", on,
+          (unsigned long long)st.launches);
+    CHECK(on ? st.kernel_seconds > 0 && st.rows_seconds >= 0
+             : st.kernel_seconds == 0 && st.rows_seconds == 0 &&
+                   st.download_seconds == 0,
+          "profile %d: kernel %g s, rows %g s, download %g s", on,
+          st.kernel_seconds, st.rows_seconds, st.download_seconds);
+    clphmm_context_destroy(ctx);
+  }
+  CHECK(out[0] && out[1] && memcmp(out[0], out[1], n * sizeof *out[0]) == 0,
+        "%s: results with and without profiling differ",
+        p ? "double" : "float");
+  free(out[0]);
+  free(out[1]);
+  gen_free(&g);
+}
+
 /* Small calls go through the packs (one upload and one download per
  * chunk, engine/pack.h): a call per region, regions growing so that the
  * packs' parts are carved again, some with pairs for the double rescue
@@ -1038,6 +1079,7 @@ int main(void) {
     test_small_variant(modes[m], &rng);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
+    test_profile(modes[m]);
   }
   /* (It sets its own variants and arithmetic form: once per suite run, in
    * the run without CLPHMM_VARIANTS and CLPHMM_FMA.) */

@@ -485,6 +485,7 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
       clphmm_options_init(&options);
       options.device = args->device;
       options.precision = args->precision;
+      options.profile = args->verbose; /* the summary's kernel time */
       if (clphmm_context_create(&options, ctx) != CLPHMM_SUCCESS) {
         cli_error(PROG ": %s\n", clphmm_last_error(NULL));
         fputs(reference_hint, stderr);

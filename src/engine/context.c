@@ -40,8 +40,8 @@ static clphmm_status open_queue(cph_engine *ctx) {
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateContext", err,
                        ctx->dev.info.name);
-  ctx->queue = cph_cl.CreateCommandQueue(ctx->cl, ctx->dev.id,
-                                         CL_QUEUE_PROFILING_ENABLE, &err);
+  ctx->queue = cph_cl.CreateCommandQueue(
+      ctx->cl, ctx->dev.id, ctx->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        ctx->dev.info.name);
@@ -185,6 +185,10 @@ static clphmm_status engine_create(const clphmm_options *o,
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
   if (!st)
     st = env_speculate(&ctx->speculate);
+  uint64_t profile = o->profile != 0;
+  if (!st)
+    st = env_number("CLPHMM_PROFILE", profile, 0, 1, NULL, &profile);
+  ctx->profile = (int)profile;
   ctx->dev = *dev;
   ctx->seq_fill = (uint64_t)CPH_SEQ_MIN_PAIRS_PER_UNIT *
                   (dev->info.compute_units ? dev->info.compute_units : 1);

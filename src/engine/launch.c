@@ -38,11 +38,12 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
+  const int timed = s->timed && ctx->profile;
   cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes,
-                                         src, 0, NULL, s->timed ? &ev : NULL);
+                                         src, 0, NULL, timed ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
-  return s->timed ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
+  return timed ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
 }
 
 static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
@@ -61,12 +62,13 @@ static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
                                 size_t global, size_t local, int kind,
                                 int bin) {
   cl_event ev = NULL;
-  cl_int err = cph_cl.EnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global,
-                                           &local, 0, NULL, &ev);
+  cl_int err =
+      cph_cl.EnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0,
+                                  NULL, ctx->profile ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the kernel");
-  return add_event(s, ev, kind, bin);
+  return ctx->profile ? add_event(s, ev, kind, bin) : CLPHMM_SUCCESS;
 }
 
 /* Set the arguments of k that differ from those in `cache` (values of at
@@ -407,8 +409,19 @@ static int packable(const cph_engine *ctx, const cph_slot *s) {
          cph_pack_fits(&ctx->bufs, &ctx->d.out, N_OUT, out);
 }
 
+/* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
+ * small call's enqueueing time goes), timed from *t, which moves on. */
+static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
+                       double *t) {
+  if (!ctx->trace.f)
+    return;
+  cph_trace_host(&ctx->trace, what, (int)(s - ctx->slots), *t);
+  *t = cph_now();
+}
+
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   const cph_sched *sc = &s->sched;
+  double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
   s->active = 1;
   s->packed = packable(ctx, s);
@@ -422,24 +435,32 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
     rc = ensure_device(ctx, s);
   const chunk_mems m = mems_of(ctx, s);
   const int early = ctx->early_flush;
+  trace_part(ctx, s, "sub-buffers", &t);
   if (!rc)
     rc = upload(ctx, s, &m);
+  trace_part(ctx, s, "sub-copyin", &t);
   if (!rc && early)
     rc = flush(ctx);
+  trace_part(ctx, s, "sub-flush", &t);
   if (!rc)
     rc = prepare_rows(ctx, s, &m);
+  trace_part(ctx, s, "sub-prep", &t);
   /* (Before the first launch only when the row preparation came after
    * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
     if (early && (i > 0 || needs_prep(s)))
       rc = flush(ctx);
+    trace_part(ctx, s, "sub-flush", &t);
     if (!rc)
       rc = launch(ctx, s, &sc->launches[i], &m);
+    trace_part(ctx, s, "sub-launch", &t);
   }
   if (!rc)
     rc = download(ctx, s, &m);
+  trace_part(ctx, s, "sub-copyout", &t);
   if (!rc)
     rc = flush(ctx);
+  trace_part(ctx, s, "sub-flush", &t);
   return rc;
 }
 
@@ -464,13 +485,10 @@ static void account(cph_engine *ctx, const cph_event *e) {
   default:
     /* Kernel time includes the row preparation. */
     st->kernel_seconds += t;
-    st->launches += e->kind == CPH_EV_KERNEL;
     if (e->kind == CPH_EV_PREP)
       st->rows_seconds += t;
-    if (e->bin >= 0) {
+    if (e->bin >= 0)
       st->bins[e->bin].kernel_seconds += t;
-      st->bins[e->bin].launches++;
-    }
   }
 }
 
@@ -515,11 +533,15 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   }
   if (!rc && s->packed)
     unpack_outputs(s);
+  /* (Launches are counted here, not by their events: without profiling
+   * they have none.) */
   for (size_t i = 0; !rc && i < s->sched.n_launches; i++) {
     const cph_launch *L = &s->sched.launches[i];
+    ctx->stats.launches++;
     if (L->bin >= 0) {
       ctx->stats.bins[L->bin].pairs += L->n_jobs;
       ctx->stats.bins[L->bin].cells += L->cells;
+      ctx->stats.bins[L->bin].launches++;
     }
   }
   cph_slot_abandon(s);

@@ -164,6 +164,7 @@ int bench_device_open(const char *spec, const bench_options *o, bench_device *d,
   clphmm_options_init(&opt);
   opt.device = spec;
   opt.precision = o->precision;
+  opt.profile = 1; /* the kernel column ($CLPHMM_PROFILE=0: without it) */
   if (o->startup && measure_startup(&opt, d, err, err_n))
     return 1;
   if (clphmm_context_create(&opt, &d->ctx)) {

@@ -145,7 +145,8 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
    * Seconds of the last {@link #computeLikelihoods} call, by stage: {@code [0]} copying the Java
    * arrays and checking them, {@code [1]} the {@code clphmm_compute} call, {@code [2]} copying
    * the results back, {@code [3]} the whole native call, {@code [4]} {@code clphmm_stats
-   * .wall_seconds}, {@code [5]} kernel seconds (OpenCL profiling).
+   * .wall_seconds}, {@code [5]} kernel seconds (OpenCL profiling: 0 unless the environment sets
+   * CLPHMM_PROFILE=1).
    */
   public synchronized double[] lastCallSeconds() {
     return nativeTimes(current());
