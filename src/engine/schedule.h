@@ -41,6 +41,11 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s);
 /* Plan the launches of the staged jobs on the context's variant set `set`
  * (CPH_SET_*, building the kernels of the bins they use), and set each
  * job's slot. */
+/* Sort a chunk's job keys (schedule.c job_key: bin, tiles, haplotype
+ * length in the upper 32 bits, the job's index, already ascending, in the
+ * lower) by their upper halves, stably; tmp holds n keys. 0: no memory. */
+int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n);
+
 clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *sched);
 

@@ -1,0 +1,88 @@
+/* The schedule's sort of job keys (engine/schedule.h cph_sort_keys): keys
+ * of few shapes take one counting pass over a packed digit, others the
+ * radix passes on the pool. Both must give the order of a comparison sort
+ * of the whole keys (their lower halves are the job indices, ascending,
+ * so that order is the stable order of the upper halves), for shapes like
+ * a HaplotypeCaller chunk's, for wide ranges of every field, with and
+ * without a pool, and for the trivial cases. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/pool.h"
+#include "engine/schedule.h"
+#include "test_util.h"
+
+static int by_value(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* n keys: bins lo_bin..hi_bin, tiles field t_lo..t_hi, H h_lo..h_hi. */
+static void make_keys(test_rng *rng, uint64_t *k, size_t n, unsigned hi_bin,
+                      unsigned t_lo, unsigned t_hi, unsigned h_lo,
+                      unsigned h_hi) {
+  for (size_t j = 0; j < n; j++) {
+    const uint64_t bin = test_rng_range(rng, 0, hi_bin);
+    const uint64_t t = test_rng_range(rng, t_lo, t_hi);
+    const uint64_t h = test_rng_range(rng, h_lo, h_hi);
+    k[j] = bin << 60 | t << 46 | h << 32 | (uint64_t)j;
+  }
+}
+
+static void check_sort(cph_pool *pool, const uint64_t *keys, size_t n,
+                       const char *what) {
+  uint64_t *a = malloc((n ? n : 1) * sizeof *a);
+  uint64_t *want = malloc((n ? n : 1) * sizeof *want);
+  uint64_t *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  if (!a || !want || !tmp)
+    abort();
+  memcpy(a, keys, n * sizeof *a);
+  memcpy(want, keys, n * sizeof *want);
+  qsort(want, n, sizeof *want, by_value);
+  CHECK(cph_sort_keys(pool, a, tmp, n), "%s: no memory", what);
+  CHECK(memcmp(a, want, n * sizeof *a) == 0, "%s (%zu keys, %s pool): order",
+        what, n, pool ? "with" : "without");
+  free(a);
+  free(want);
+  free(tmp);
+}
+
+int main(void) {
+  test_rng rng;
+  test_rng_init(&rng, 20261125u);
+  cph_pool *pools[2] = {NULL, cph_pool_create(4)};
+  enum { N = 70000 };
+  uint64_t *k = malloc(N * sizeof *k);
+  if (!k)
+    abort();
+  for (int p = 0; p < 2; p++) {
+    cph_pool *pool = pools[p];
+    /* A GPU chunk of a HaplotypeCaller-like mix: a few bins, tiles most
+     * first (0x3fff less 1 or 2), haplotypes of 60..1500 bases: 14 bits. */
+    make_keys(&rng, k, N, 3, 0x3ffd, 0x3ffe, 60, 1500);
+    check_sort(pool, k, N, "HaplotypeCaller-like shapes");
+    /* Every field wide: more than 16 bits, the radix passes. */
+    make_keys(&rng, k, N, 15, 0, 0x3fff, 0, 0x3fff);
+    check_sort(pool, k, N, "wide fields");
+    /* 16 bits exactly, and 17. */
+    make_keys(&rng, k, N, 3, 0, 3, 0, 4095);
+    check_sort(pool, k, N, "16 bits");
+    make_keys(&rng, k, N, 3, 0, 7, 0, 4095);
+    check_sort(pool, k, N, "17 bits");
+    /* Only H varies; only the bin varies; nothing varies. */
+    make_keys(&rng, k, N, 0, 5, 5, 0, 0x3fff);
+    check_sort(pool, k, N, "H only");
+    make_keys(&rng, k, N, 15, 9, 9, 77, 77);
+    check_sort(pool, k, N, "bin only");
+    make_keys(&rng, k, N, 0, 1, 1, 100, 100);
+    check_sort(pool, k, N, "one shape");
+    /* Few keys, one key, none. */
+    make_keys(&rng, k, 37, 2, 1, 4, 10, 20);
+    check_sort(pool, k, 37, "37 keys");
+    check_sort(pool, k, 1, "one key");
+    check_sort(pool, k, 0, "no keys");
+  }
+  free(k);
+  cph_pool_destroy(pools[1]);
+  return test_finish();
+}
