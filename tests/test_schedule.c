@@ -1,10 +1,10 @@
-/* The schedule's sort of job keys (engine/schedule.h cph_sort_keys): keys
- * of few shapes take one counting pass over a packed digit, others the
- * radix passes on the pool. Both must give the order of a comparison sort
- * of the whole keys (their lower halves are the job indices, ascending,
- * so that order is the stable order of the upper halves), for shapes like
- * a HaplotypeCaller chunk's, for wide ranges of every field, with and
- * without a pool, and for the trivial cases. */
+/* The schedule's sort of job keys (engine/schedule.h cph_sort_keys: radix
+ * passes on the pool over the bytes of the keys' upper halves that vary)
+ * must give the order of a comparison sort of the whole keys (their lower
+ * halves are the job indices, ascending, so that order is the stable
+ * order of the upper halves): for shapes like a HaplotypeCaller chunk's,
+ * wide ranges of every field, a single field varying, with and without a
+ * pool, and the trivial cases. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,17 +58,17 @@ int main(void) {
   for (int p = 0; p < 2; p++) {
     cph_pool *pool = pools[p];
     /* A GPU chunk of a HaplotypeCaller-like mix: a few bins, tiles most
-     * first (0x3fff less 1 or 2), haplotypes of 60..1500 bases: 14 bits. */
+     * first (0x3fff less 1 or 2), haplotypes of 60..1500 bases. */
     make_keys(&rng, k, N, 3, 0x3ffd, 0x3ffe, 60, 1500);
     check_sort(pool, k, N, "HaplotypeCaller-like shapes");
-    /* Every field wide: more than 16 bits, the radix passes. */
+    /* Every field wide: every byte varies. */
     make_keys(&rng, k, N, 15, 0, 0x3fff, 0, 0x3fff);
     check_sort(pool, k, N, "wide fields");
-    /* 16 bits exactly, and 17. */
+    /* Narrow tiles and H ranges. */
     make_keys(&rng, k, N, 3, 0, 3, 0, 4095);
-    check_sort(pool, k, N, "16 bits");
+    check_sort(pool, k, N, "narrow fields");
     make_keys(&rng, k, N, 3, 0, 7, 0, 4095);
-    check_sort(pool, k, N, "17 bits");
+    check_sort(pool, k, N, "narrow fields, more tiles");
     /* Only H varies; only the bin varies; nothing varies. */
     make_keys(&rng, k, N, 0, 5, 5, 0, 0x3fff);
     check_sort(pool, k, N, "H only");

@@ -52,8 +52,11 @@ static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j,
 /* The pool's share of a stable radix sort of keys[0..n) by their upper 32
  * bits (the lower ones, job indices, are already in order), one byte per
  * pass, skipping bytes that no key changes: each range counts its digits,
- * the caller turns the counts into offsets, each range scatters. (Keys of
- * few shapes take one counting pass instead: cph_sort_keys.) */
+ * the caller turns the counts into offsets, each range scatters. (One
+ * single-threaded counting pass over a packed digit of bin, tiles and H,
+ * 65,536 buckets, was tried in 73c13a5: in its one traced run on the
+ * H100's host, a busy one, it took 0.95 ms per chunk of 58,000 keys, where
+ * these passes took 0.36-0.6 ms in earlier runs; not kept.) */
 typedef struct radix {
   uint64_t *src, *dst;
   size_t n, per, ranges;
@@ -78,88 +81,12 @@ static void radix_scatter(void *arg, size_t r) {
     x->dst[at[(x->src[i] >> x->shift) & 0xff]++] = x->src[i];
 }
 
-/* Keys of fewer distinct (bin, tiles, H) than this many bits' worth, and
- * not too many keys, are sorted in one counting pass over a packed digit
- * (below); others by the radix passes. */
-#define PACK_MAX_BITS 16
-#define PACK_MAX_KEYS ((size_t)1 << 20)
-
-/* Bits that hold 0..range. */
-static unsigned bits_for(uint32_t range) {
-  unsigned b = 0;
-  while (b < 32 && (range >> b))
-    b++;
-  return b;
-}
-
-/* The fields of a key's upper half (job_key): bin, tiles, H. */
-static uint32_t key_t(uint64_t k) {
-  return (uint32_t)(k >> 46) & 0x3fff;
-}
-static uint32_t key_h(uint64_t k) {
-  return (uint32_t)(k >> 32) & 0x3fff;
-}
-
-/* The packing of a chunk's keys: each field less its smallest value, in
- * as many bits as its range needs, bin above tiles above H, so that the
- * packed digits order as the keys' upper halves do. */
-typedef struct key_pack {
-  uint32_t min[3];
-  unsigned shift[3], bits;
-} key_pack;
-
-static uint32_t packed(const key_pack *p, uint64_t k) {
-  return (uint32_t)((k >> 60) - p->min[0]) << p->shift[0] |
-         (key_t(k) - p->min[1]) << p->shift[1] | (key_h(k) - p->min[2]);
-}
-
-/* One stable counting pass by the packed digit (a chunk's pairs have few
- * distinct shapes: a HaplotypeCaller chunk of 58,000 pairs needs about 14
- * bits, where the radix passes took three passes and 0.4-0.6 ms on a
- * 16-core host). */
-static int counting_sort(const key_pack *p, uint64_t *keys, uint64_t *tmp,
-                         size_t n) {
-  size_t *at = calloc((size_t)1 << p->bits, sizeof *at);
-  if (!at)
-    return 0;
-  for (size_t i = 0; i < n; i++)
-    at[packed(p, keys[i])]++;
-  size_t sum = 0;
-  for (size_t d = 0; d < ((size_t)1 << p->bits); d++) {
-    const size_t c = at[d];
-    at[d] = sum;
-    sum += c;
-  }
-  for (size_t i = 0; i < n; i++)
-    tmp[at[packed(p, keys[i])]++] = keys[i];
-  memcpy(keys, tmp, n * sizeof *keys);
-  free(at);
-  return 1;
-}
-
 int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
   uint64_t all_and = ~(uint64_t)0, all_or = 0;
-  uint32_t lo[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX}, hi[3] = {0, 0, 0};
   for (size_t i = 0; i < n; i++) {
-    const uint64_t k = keys[i];
-    all_and &= k;
-    all_or |= k;
-    const uint32_t f[3] = {(uint32_t)(k >> 60), key_t(k), key_h(k)};
-    for (int j = 0; j < 3; j++) {
-      lo[j] = f[j] < lo[j] ? f[j] : lo[j];
-      hi[j] = f[j] > hi[j] ? f[j] : hi[j];
-    }
+    all_and &= keys[i];
+    all_or |= keys[i];
   }
-  if (n < 2 || !((all_and ^ all_or) >> 32))
-    return 1; /* (one shape: already in job order) */
-  key_pack p = {{lo[0], lo[1], lo[2]}, {0, 0, 0}, 0};
-  const unsigned bits[3] = {bits_for(hi[0] - lo[0]), bits_for(hi[1] - lo[1]),
-                            bits_for(hi[2] - lo[2])};
-  p.shift[1] = bits[2];
-  p.shift[0] = bits[2] + bits[1];
-  p.bits = bits[0] + bits[1] + bits[2];
-  if (p.bits <= PACK_MAX_BITS && n <= PACK_MAX_KEYS)
-    return counting_sort(&p, keys, tmp, n);
   radix x = {keys, tmp, n, ORDER_RANGE, (n + ORDER_RANGE - 1) / ORDER_RANGE,
              0,    NULL};
   x.count = malloc((x.ranges ? x.ranges : 1) * sizeof *x.count);

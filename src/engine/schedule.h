@@ -1,10 +1,10 @@
 /* Scheduling a staged chunk: each pair goes to the read-length bin of its
  * read (cph_plan_bin; too few long reads for the long-read variant go to
- * cph_plan_bin_long), pairs are ordered by bin, tiles (most first) and
- * haplotype length so that the pairs of a work-group have similar shapes (its
- * loops run to the longest of them), and each bin's pairs are cut into
- * launches. All launches of a chunk share one pair list and one work-group
- * list, which go to the device in one copy. */
+ * cph_plan_bin_long), pairs are ordered by bin, tiles (most first on GPUs,
+ * fewest first on CPU devices) and haplotype length so that the pairs of a
+ * work-group have similar shapes (its loops run to the longest of them), and
+ * each bin's pairs are cut into launches. All launches of a chunk share one
+ * pair list and one work-group list, which go to the device in one copy. */
 #ifndef CLPHMM_SCHEDULE_H
 #define CLPHMM_SCHEDULE_H
 
