@@ -174,8 +174,8 @@ typedef struct clphmm_options {
   /* 1: measure the device's times for clphmm_stats (kernel_seconds,
    * rows_seconds, upload_seconds, download_seconds, the bins' and devices'
    * kernel_seconds) with OpenCL profiling; 0 (the default): those stay 0.
-   * Profiling costs the host time per command (on NVIDIA's driver about a
-   * fifth of a HaplotypeCaller region's call). $CLPHMM_PROFILE (0 or 1)
+   * Profiling costs the host time per command (on NVIDIA's driver over a
+   * quarter of a HaplotypeCaller region's call). $CLPHMM_PROFILE (0 or 1)
    * overrides it (added in 0.2). */
   int profile;
 } clphmm_options;
