@@ -591,6 +591,58 @@ static void test_mid_run(void) {
   clphmm_context_destroy(ctx);
 }
 
+/* Float mode's speculative double pass (compute.c speculate()) whose
+ * submission fails (its copy in): the call still succeeds, the rescue
+ * runs as without it, bit for bit, and the speculation is not counted.
+ * On lane-group variants with a small-call variant (the CPU table has
+ * none), on the workload's rescue batch (4 pairs, all rescued). */
+static void test_speculation_fault(void) {
+  static const char *const names[] = {
+      "CLPHMM_VARIANTS", "CLPHMM_DOUBLE_VARIANTS", "CLPHMM_SPECULATE"};
+  static const char *const values[] = {"4x4/64,8x8/64,16x4/64:small",
+                                       "4x4/64,8x8/64,16x4/64:small", "1"};
+  shim("");
+  for (int i = 0; i < 3; i++)
+    setenv(names[i], values[i], 1);
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
+  for (int i = 0; i < 3; i++)
+    unsetenv(names[i]);
+  if (!ctx)
+    return;
+  const clphmm_batch *rb = &g_work.batches[g_work.n_batches - 1];
+  const size_t n = rb->n_reads * rb->n_haplotypes;
+  double ref[16], clean[16], got[16];
+  if (n > 16) {
+    CHECK(0, "the rescue batch has %zu pairs", n);
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  CHECK_STATUS(clphmm_reference(rb, 1, CLPHMM_PRECISION_FLOAT, ref),
+               CLPHMM_SUCCESS, NULL);
+  cph_engine *e = ctx->eng[0];
+  /* (The first call also uploads the row tables: blocking copies.) */
+  const unsigned long spec0 = e->spec_calls;
+  CHECK_STATUS(clphmm_compute(ctx, rb, 1, clean), CLPHMM_SUCCESS, ctx);
+  CHECK(e->spec_calls == spec0 + 1, "the small call did not speculate");
+  /* The call's second copy in is the speculative chunk's (packed). */
+  shim("clEnqueueWriteBuffer@2");
+  CHECK_STATUS(clphmm_compute(ctx, rb, 1, got), CLPHMM_SUCCESS, ctx);
+  shim("");
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  CHECK(e->spec_calls == spec0 + 1, "a failed speculation was counted");
+  CHECK(st.rescued_pairs == n, "%llu of %zu pairs rescued",
+        (unsigned long long)st.rescued_pairs, n);
+  CHECK(memcmp(got, clean, n * sizeof *got) == 0,
+        "results after a failed speculation differ");
+  double d = 0;
+  for (size_t i = 0; i < n; i++)
+    d = fmax(d, fabs(got[i] - ref[i]));
+  CHECK(d <= 1e-5, "speculation fault: %g from the reference", d);
+  compute_check(ctx, "after a failed speculation");
+  clphmm_context_destroy(ctx);
+}
+
 /* ---- several devices ----------------------------------------------------- */
 
 /* The first device twice, the workload cut into small chunks that the two
@@ -824,6 +876,7 @@ int main(void) {
   test_memory();
   stamp("test_memory");
   test_mid_run();
+  test_speculation_fault();
   stamp("test_mid_run");
   test_multi_device();
   stamp("test_multi_device");
