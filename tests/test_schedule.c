@@ -47,41 +47,46 @@ static void check_sort(cph_pool *pool, const uint64_t *keys, size_t n,
   free(tmp);
 }
 
+/* The cases: key count, highest bin, the tiles field's and H's ranges. */
+typedef struct sort_case {
+  const char *what;
+  size_t n;
+  unsigned hi_bin, t_lo, t_hi, h_lo, h_hi;
+} sort_case;
+
+static const sort_case cases[] = {
+    /* A GPU chunk of a HaplotypeCaller-like mix: a few bins, tiles most
+     * first (0x3fff less 1 or 2), haplotypes of 60..1500 bases. */
+    {"HaplotypeCaller-like shapes", 70000, 3, 0x3ffd, 0x3ffe, 60, 1500},
+    /* Every field wide: every byte varies. */
+    {"wide fields", 70000, 15, 0, 0x3fff, 0, 0x3fff},
+    /* Narrow tiles and H ranges. */
+    {"narrow fields", 70000, 3, 0, 3, 0, 4095},
+    {"narrow fields, more tiles", 70000, 3, 0, 7, 0, 4095},
+    /* Only H varies; only the bin varies; nothing varies. */
+    {"H only", 70000, 0, 5, 5, 0, 0x3fff},
+    {"bin only", 70000, 15, 9, 9, 77, 77},
+    {"one shape", 70000, 0, 1, 1, 100, 100},
+    /* Few keys, one key, none. */
+    {"37 keys", 37, 2, 1, 4, 10, 20},
+    {"one key", 1, 2, 1, 4, 10, 20},
+    {"no keys", 0, 2, 1, 4, 10, 20},
+};
+
 int main(void) {
   test_rng rng;
   test_rng_init(&rng, 20261125u);
   cph_pool *pools[2] = {NULL, cph_pool_create(4)};
-  enum { N = 70000 };
-  uint64_t *k = malloc(N * sizeof *k);
+  uint64_t *k = malloc(70000 * sizeof *k);
   if (!k)
     abort();
-  for (int p = 0; p < 2; p++) {
-    cph_pool *pool = pools[p];
-    /* A GPU chunk of a HaplotypeCaller-like mix: a few bins, tiles most
-     * first (0x3fff less 1 or 2), haplotypes of 60..1500 bases. */
-    make_keys(&rng, k, N, 3, 0x3ffd, 0x3ffe, 60, 1500);
-    check_sort(pool, k, N, "HaplotypeCaller-like shapes");
-    /* Every field wide: every byte varies. */
-    make_keys(&rng, k, N, 15, 0, 0x3fff, 0, 0x3fff);
-    check_sort(pool, k, N, "wide fields");
-    /* Narrow tiles and H ranges. */
-    make_keys(&rng, k, N, 3, 0, 3, 0, 4095);
-    check_sort(pool, k, N, "narrow fields");
-    make_keys(&rng, k, N, 3, 0, 7, 0, 4095);
-    check_sort(pool, k, N, "narrow fields, more tiles");
-    /* Only H varies; only the bin varies; nothing varies. */
-    make_keys(&rng, k, N, 0, 5, 5, 0, 0x3fff);
-    check_sort(pool, k, N, "H only");
-    make_keys(&rng, k, N, 15, 9, 9, 77, 77);
-    check_sort(pool, k, N, "bin only");
-    make_keys(&rng, k, N, 0, 1, 1, 100, 100);
-    check_sort(pool, k, N, "one shape");
-    /* Few keys, one key, none. */
-    make_keys(&rng, k, 37, 2, 1, 4, 10, 20);
-    check_sort(pool, k, 37, "37 keys");
-    check_sort(pool, k, 1, "one key");
-    check_sort(pool, k, 0, "no keys");
-  }
+  for (int p = 0; p < 2; p++)
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+      const sort_case *sc = &cases[c];
+      make_keys(&rng, k, sc->n, sc->hi_bin, sc->t_lo, sc->t_hi, sc->h_lo,
+                sc->h_hi);
+      check_sort(pools[p], k, sc->n, sc->what);
+    }
   free(k);
   cph_pool_destroy(pools[1]);
   return test_finish();
