@@ -76,6 +76,68 @@ static uint mm_index(uint i, uint d) {
   return hi * (hi + 1) / 2 + lo;
 }
 
+#if CPH_SCALED
+/* Lane 0's serial products over the first n rows of a block: prod times
+ * their mm values, one by one in row order (the host's order: the weights
+ * must be bit-identical). Eight rows at a time with their operands loaded
+ * first, so that only the multiplications wait for each other (a load and
+ * a product after another took about 100 ns a row on the H100, most of
+ * the row preparation of short reads). */
+#define PROD_UNROLL 8
+static tab_t products(__local const tab_t *mm, uint n, tab_t prod) {
+  uint j = 0;
+  for (; j + PROD_UNROLL <= n; j += PROD_UNROLL) {
+    tab_t m[PROD_UNROLL];
+#pragma unroll
+    for (uint u = 0; u < PROD_UNROLL; u++)
+      m[u] = mm[j + u];
+#pragma unroll
+    for (uint u = 0; u < PROD_UNROLL; u++)
+      prod *= m[u];
+  }
+  for (; j < n; j++)
+    prod *= mm[j];
+  return prod;
+}
+
+#if PREP_BOUND
+/* The same with the bound's walk (cph_bound_step): per row P_k into p and
+ * G_k over its growth factor in g, and the running minimum of G. */
+static void bound_products(__local const double *mm, __local double *g,
+                           __local double *p, uint n, double *prod,
+                           double *growth, double *gmin) {
+  double pr = *prod, gr = *growth, gm = *gmin;
+  uint j = 0;
+  for (; j + PROD_UNROLL <= n; j += PROD_UNROLL) {
+    double m[PROD_UNROLL], f[PROD_UNROLL];
+#pragma unroll
+    for (uint u = 0; u < PROD_UNROLL; u++) {
+      m[u] = mm[j + u];
+      f[u] = g[j + u];
+    }
+#pragma unroll
+    for (uint u = 0; u < PROD_UNROLL; u++) {
+      pr *= m[u];
+      gr = gr * f[u];
+      gm = gr < gm ? gr : gm;
+      p[j + u] = pr;
+      g[j + u] = gr;
+    }
+  }
+  for (; j < n; j++) {
+    pr *= mm[j];
+    gr = gr * g[j];
+    gm = gr < gm ? gr : gm;
+    p[j] = pr;
+    g[j] = gr;
+  }
+  *prod = pr;
+  *growth = gr;
+  *gmin = gm;
+}
+#endif
+#endif
+
 /* One work-group per read: its work-items take the rows in turn, in
  * blocks of PREP_BLOCK rows; in the scaled form each block's mm values go
  * through local memory to the first work-item, which multiplies them into
@@ -159,21 +221,26 @@ prep_rows(__global const uchar *raw, const uint n_rows,
     if (lid == 0) {
       /* wm = P_R = mm_1 ... mm_R; wx = P_R-1 mx_R. */
       const uint end = min(k0 + PREP_BLOCK, rd.y);
-      for (uint k = k0; k < end; k++) {
-        if (k + 1 == rd.y) {
-          weights[2 * r] = prod * block_mm[k - k0];
-          weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[rd.x + k]];
-        }
-        prod *= block_mm[k - k0];
+      const uint last = end == rd.y; /* the block holds the read's last row */
+      const uint n = end - k0 - last;
 #if PREP_BOUND
-        if (!bound_on)
-          continue;
-        bgrowth = bgrowth * block_g[k - k0];
-        bgmin = bgrowth < bgmin ? bgrowth : bgmin;
-        block_p[k - k0] = prod; /* P_k, as cph_bound_step's */
-        block_g[k - k0] = bgrowth;
-        if (k + 1 == rd.y)
+      if (bound_on)
+        bound_products(block_mm, block_g, block_p, n, &prod, &bgrowth, &bgmin);
+      else
+#endif
+        prod = products(block_mm, n, prod);
+      if (last) {
+        weights[2 * r] = prod * block_mm[n];
+        weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[rd.x + k0 + n]];
+        prod *= block_mm[n];
+#if PREP_BOUND
+        if (bound_on) {
+          bgrowth = bgrowth * block_g[n];
+          bgmin = bgrowth < bgmin ? bgrowth : bgmin;
+          block_p[n] = prod;
+          block_g[n] = bgrowth;
           threshold = bound_threshold(bgrowth, bgmin, rd.y);
+        }
 #endif
       }
     }

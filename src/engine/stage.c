@@ -256,9 +256,13 @@ static size_t hap_slot(const hap_map *m, const clphmm_haplotype *hp) {
   return i;
 }
 
-/* Rescue staging runs on the pool in parts of about this many pairs,
- * cut at read boundaries. */
+/* Rescue staging runs on the pool in parts of about this many pairs or
+ * read rows, whichever comes first, cut at read boundaries (by pairs
+ * alone, the 1,183 rescue pairs of long reads of a 7e9-cell call, each
+ * with its own read, were two parts: 3 ms of staging on two threads of
+ * sixteen). */
 #define PAIR_PART 1024
+#define ROW_PART ((size_t)1 << 14)
 
 typedef struct pair_task {
   cph_stage *s;
@@ -308,21 +312,25 @@ clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
   m.word = calloc(size, sizeof *m.word);
   const clphmm_haplotype **haps = malloc((n ? n : 1) * sizeof *haps);
   uint32_t *hap_word = malloc((n ? n : 1) * sizeof *hap_word);
-  size_t *part_start = malloc((n / PAIR_PART + 2) * sizeof *part_start);
+  size_t *part_start = malloc((n + 2) * sizeof *part_start);
   clphmm_status st = m.key && m.word && haps && hap_word && part_start
                          ? CLPHMM_SUCCESS
                          : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                      "no memory to rescue %zu pairs", n);
   /* Sizes, parts and the haplotypes' places, in one pass. */
-  size_t n_haps = 0, n_parts = 0;
+  size_t n_haps = 0, n_parts = 0, part_rows = 0;
   s->n_rows = s->n_reads = s->n_hwords = 0;
   s->n_jobs = n;
   for (size_t i = 0; i < n && !st; i++) {
     const int first = i == 0 || pairs[i].read != pairs[i - 1].read;
-    if (first && (i == 0 || i - part_start[n_parts - 1] >= PAIR_PART))
+    if (first && (i == 0 || i - part_start[n_parts - 1] >= PAIR_PART ||
+                  part_rows >= ROW_PART)) {
       part_start[n_parts++] = i;
+      part_rows = 0;
+    }
     if (first) {
       s->n_rows += pairs[i].read->length;
+      part_rows += pairs[i].read->length;
       s->n_reads++;
     }
     size_t k = hap_slot(&m, pairs[i].hap);
