@@ -87,11 +87,17 @@
 #if CPH_SCALED && !CPH_FMA
 #error "the scaled form is a fast form: it needs CPH_FMA"
 #endif
+/* Early exits: 1, float mode's first pass (the scaled float form) stops
+ * pairs certain to need the double rescue; 2, double programs stop pairs
+ * whose rows have underflowed to zeros (see exit_ok). */
 #ifndef CPH_EXIT
 #define CPH_EXIT 0
 #endif
-#if CPH_EXIT && (!CPH_SCALED || CPH_DOUBLE)
-#error "the early exit is float mode's first pass: the scaled float form"
+#if CPH_EXIT == 1 && (!CPH_SCALED || CPH_DOUBLE)
+#error "the bound's early exit is float mode's first pass: the scaled float form"
+#endif
+#if CPH_EXIT == 2 && !CPH_DOUBLE
+#error "the underflow exit is for double programs"
 #endif
 
 #define G CPH_G
@@ -315,9 +321,15 @@ typedef float4 realv;
 /* The boundary row at column index k (column k + 1), clamped: past the
  * pair's last column only Y is non-zero and prior 0 cancels it, so the
  * clamped read may see either value. NEG: a tile computing steps before
- * its start reads zeros left of column 1 (the row above is a real row). */
+ * its start reads the row above's column 0 left of column 1: zeros below
+ * a real row, Y = init below a transparent row of padding (a pair's first
+ * real tile in a later slot of a round, its row above the last of a tile
+ * of padding; zeros there lost the start of every path in column 1, up
+ * to 0.4% of a result, found on PoCL with two tile slots). */
 #define BOUND_IN(k, NEG)                                                       \
-  ((NEG) && (int)(k) < 0 ? (real4)0 : bnd[min((uint)(k), bound_cols - 1)])
+  ((NEG) && (int)(k) < 0                                                       \
+       ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
+       : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
  * unsigned where they cannot be negative: that keeps the NVIDIA compiler's
@@ -482,28 +494,31 @@ typedef float4 realv;
         barrier(CLK_GLOBAL_MEM_FENCE);                                         \
   }
 
-/* The early exit (CPH_EXIT: float mode's first pass, scaled form): after
- * each round but the last, the slot of the round's last tile tests the
- * pair's bound on that tile's last row (src/model/bound.h: the row's
- * slots 4 and 5, the read's threshold in its last row's slot 4, the row's
- * sums of m and x in the last lane), and the work-group stops when every pair in it
- * may stop (one flag in local memory; the loop's condition, not a break,
- * ends it: PoCL needs barriers in loops with uniform exits). A tile of
- * padding rows only (a pair shorter than its work-group's tiles) never
- * votes to stop. */
+/* The early exits (CPH_EXIT): after each round but the last, the slot of
+ * the round's last tile tests that tile's last row (exit_ok, from the
+ * row's sums of m and x in the last lane), and the work-group stops when
+ * every pair in it may stop (one flag in local memory; the loop's
+ * condition, not a break, ends it: PoCL needs barriers in loops with
+ * uniform exits). A tile of padding rows only (a pair shorter than its
+ * work-group's tiles) never votes to stop; a slot without a pair (R = 0,
+ * the last work-group's spare slots) always may. */
 #define EXIT_VOTE()                                                            \
   {                                                                            \
     if (lid == 0)                                                              \
       exit_all = 1;                                                            \
     barrier(CLK_LOCAL_MEM_FENCE);                                              \
-    if (lane == G - 1 && tslot == nconc - 1 &&                                 \
-        !exit_ok(rows, pr, H, tile, ntiles, pad, sum_m, sum_x))                \
+    if (lane == G - 1 && tslot == nconc - 1 && R > 0 &&                        \
+        !exit_ok(rows, pr, H, tile, ntiles, pad,                               \
+                 per_column ? sum : sum_m, per_column ? (real)0 : sum_x))      \
       exit_all = 0;                                                            \
     barrier(CLK_LOCAL_MEM_FENCE);                                              \
     stop = exit_all; /* set again only after the next round's barriers */     \
   }
 
-#if CPH_EXIT
+#if CPH_EXIT == 1
+/* Float mode's first pass: the pair's bound (src/model/bound.h: the row's
+ * slots 4 and 5, the read's threshold in its last row's slot 4) proves
+ * that its float sum falls below GKL's threshold. */
 #define EXIT_MAX_H (1u << 20) /* CPH_BOUND_MAX_H: the proof's haplotypes */
 static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
                    uint ntiles, uint pad, real sm, real sx) {
@@ -513,6 +528,23 @@ static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
   __global const real *rp = rows + (size_t)(pr.x + last - 1 - pad) * ROW_STRIDE;
   const real t = rows[(size_t)(pr.x + R - 1) * ROW_STRIDE + 4];
   return (rp[4] * sm + rp[5] * sx) * t < (real)1;
+}
+#elif CPH_EXIT == 2
+/* Double programs: a real row whose cells m and x are all zero (their sums
+ * are 0: the cells are never negative, and a sum of non-negative numbers
+ * is 0 only when each is) has zeros for y too (y at column j takes the
+ * row's m and y at column j - 1, and y is 0 left of column 1 in real
+ * rows), and every row below it takes only that row's cells and their
+ * own left neighbours: all later rows are zeros, in every form (products
+ * and fused multiply-adds of zeros and finite factors are zeros), and
+ * the pair's sum is 0. Stopping there gives the same sum as computing on
+ * (double mode: -inf; the scaled rescue: to the exact pass, whose sum
+ * decides). Reads of many kilobases whose likelihood is below double's
+ * range underflow this way long before their last row. */
+static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
+                   uint ntiles, uint pad, real sm, real sx) {
+  return tile + 1 < ntiles && (tile + 1) * TILE > pad && sm == (real)0 &&
+         sx == (real)0;
 }
 #endif
 
@@ -613,14 +645,18 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     EXIT_VOTE();
 #endif
   }
-  /* The slot of the pair's last tile holds its sums; a stopped pair's sums
-   * are (-1, 0): the host rescues it (its sum is negative) and counts it. */
+  /* The slot of the pair's last tile holds its sums. A stopped pair's
+   * sums: after the bound's exit (-1, 0), which the host rescues (its sum
+   * is negative) and counts; after the underflow exit -0 (computed sums
+   * are never -0: they add non-negative numbers to +0), which is the
+   * pair's sum and which the host counts. */
+  const real stopped = CPH_EXIT == 1 ? (real)-1 : (real)-0.0;
   if (lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
 #if CPH_SCALED
-    sums[2 * pair] = stop ? (real)-1 : sum_m; /* weighted by the host */
-    sums[2 * pair + 1] = stop ? (real)0 : sum_x;
+    sums[2 * pair] = stop ? stopped : sum_m; /* weighted by the host */
+    sums[2 * pair + 1] = stop ? (CPH_EXIT == 1 ? (real)0 : (real)-0.0) : sum_x;
 #else
-    sums[pair] = per_column ? sum : sum_m + sum_x;
+    sums[pair] = stop ? stopped : per_column ? sum : sum_m + sum_x;
 #endif
   }
 }

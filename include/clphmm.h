@@ -320,6 +320,12 @@ typedef struct clphmm_stats {
    * again on the device in GKL's exact operation order (README, "Long
    * reads"; added with that pass). */
   uint64_t exact_pairs;
+  /* Pairs that a double pass stopped because a whole row of theirs had
+   * underflowed to zeros: every later row is zeros too and their sum is 0
+   * (double mode: -inf; float mode's rescue: on to the exact pass, which
+   * may stop them as well and is counted again). The results are those of
+   * computing every row (README, "Long reads"). */
+  uint64_t underflow_stops;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

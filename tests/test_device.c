@@ -840,7 +840,8 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
 /* A context on `list` (float mode) with the early exit on or off
  * (CLPHMM_EARLY_EXIT) and the scaled form (CLPHMM_FMA=1), which the exit
  * needs; both restored after. */
-static int open_exit(const char *list, int on, clphmm_context **ctx) {
+static int open_exit_in(clphmm_precision p, const char *list,
+                        const char *double_list, int on, clphmm_context **ctx) {
   static const char *const names[2] = {"CLPHMM_EARLY_EXIT", "CLPHMM_FMA"};
   const char *vals[2] = {on ? "1" : "0", "1"};
   char *keep[2];
@@ -849,7 +850,7 @@ static int open_exit(const char *list, int on, clphmm_context **ctx) {
     keep[i] = v ? strdup(v) : NULL;
     setenv(names[i], vals[i], 1);
   }
-  const int ok = open_with_variants(CLPHMM_PRECISION_FLOAT, list, NULL, ctx);
+  const int ok = open_with_variants(p, list, double_list, ctx);
   for (int i = 0; i < 2; i++) {
     if (keep[i])
       setenv(names[i], keep[i], 1);
@@ -858,6 +859,10 @@ static int open_exit(const char *list, int on, clphmm_context **ctx) {
     free(keep[i]);
   }
   return ok;
+}
+
+static int open_exit(const char *list, int on, clphmm_context **ctx) {
+  return open_exit_in(CLPHMM_PRECISION_FLOAT, list, NULL, on, ctx);
 }
 
 /* The early exit of float mode's first pass (src/model/bound.h): reads of
@@ -947,6 +952,119 @@ static void test_early_exit(test_rng *rng) {
     free(b);
     clphmm_context_destroy(on);
     clphmm_context_destroy(off);
+  }
+  gen_free(&g);
+}
+
+/* A read of 'A' against a haplotype of 'C': every base a mismatch at base
+ * quality 60, gap opening qualities 45 and gap continuation `gcp`. With 45
+ * every row costs at least 10^-4.5 and its rows underflow to zeros within
+ * a few hundred rows (its likelihood is far below double's range: -inf);
+ * with 10 one long insertion carries the likelihood. */
+static void add_mismatch_batch(gen *g, size_t len, size_t hlen, uint8_t gcp) {
+  char *b = gen_alloc(g, len), *hb = gen_alloc(g, hlen);
+  uint8_t *q = gen_alloc(g, 4 * len);
+  memset(b, 'A', len);
+  memset(hb, 'C', hlen);
+  for (size_t i = 0; i < len; i++) {
+    q[i] = 60;
+    q[len + i] = q[2 * len + i] = 45;
+    q[3 * len + i] = gcp;
+  }
+  clphmm_haplotype *h = gen_alloc(g, sizeof *h);
+  *h = (clphmm_haplotype){hb, hlen};
+  clphmm_read *r = gen_alloc(g, sizeof *r);
+  *r = (clphmm_read){b, q, q + len, q + 2 * len, q + 3 * len, len};
+  push_batch(g, (clphmm_batch){r, 1, h, 1});
+}
+
+/* The underflow exit of double programs (CPH_EXIT 2 in cl/pairhmm.cl):
+ * pairs whose rows underflow to zeros (add_mismatch_batch) among pairs
+ * that do not, in double mode and in float mode's rescue and exact pass,
+ * with tiles one after the other and concurrent: results bit-identical
+ * with the exit off and equal to the reference, and the stops counted. */
+static void test_underflow_stops(test_rng *rng) {
+  /* (Tile slots 0: as the library chooses, which may run a pair's tiles
+   * all at once, leaving no round to skip.) */
+  static const unsigned coops[] = {1, 2, 0};
+  gen g = {0};
+  /* Longer than the others, and enough of them for work-groups of their
+   * own (a work-group stops when all its pairs may). */
+  for (size_t k = 0; k < 10; k++)
+    add_mismatch_batch(&g, 560 + 40 * k, 200 + 20 * k, 45);
+  for (int k = 0; k < 6; k++) {
+    size_t len = test_rng_range(rng, 100, 400);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1, 0);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  for (int m = 0; m < 2; m++) {
+    const clphmm_precision p =
+        m ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
+    for (size_t c = 0; c < sizeof coops / sizeof *coops; c++) {
+      clphmm_context *on = NULL, *off = NULL;
+      const char *list = "4x4/64,8x8/64";
+      if (open_exit_in(p, list, list, 1, &on) <= 0)
+        break;
+      if (open_exit_in(p, list, list, 0, &off) <= 0) {
+        clphmm_context_destroy(on);
+        break;
+      }
+      on->eng[0]->max_coop = off->eng[0]->max_coop = coops[c];
+      char what[64];
+      snprintf(what, sizeof what, "underflow exit, tile slots %u", coops[c]);
+      compare(on, &g, what);
+      double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
+      clphmm_stats sa, sb;
+      clphmm_context_stats(on, &sa);
+      clphmm_context_stats(off, &sb);
+      CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+            "%s: results differ with the underflow exit on and off", what);
+      CHECK((sa.underflow_stops > 0 || coops[c] == 0) &&
+                sb.underflow_stops == 0,
+            "%s: %llu underflow stops on, %llu off", what,
+            (unsigned long long)sa.underflow_stops,
+            (unsigned long long)sb.underflow_stops);
+      printf("%-9s %s: %zu pairs, %llu stopped on rows of zeros, as "
+             "without it\n",
+             m ? "float" : "double", what, n,
+             (unsigned long long)sa.underflow_stops);
+      free(a);
+      free(b);
+      clphmm_context_destroy(on);
+      clphmm_context_destroy(off);
+    }
+  }
+  gen_free(&g);
+}
+
+/* Concurrent tiles where a pair's first real tile starts a later slot of
+ * a round: its padding (the rows that make it as long as its work-group's
+ * longest pair) is a whole number of tiles, not a multiple of the slots.
+ * Its row above is then a tile of padding, whose column 0 holds Y = init;
+ * the generic loop (TILE_STEPS) once read zeros there and lost up to 0.4%
+ * of such a result. Reads of 2..7 tiles of 64 rows with one of 8 tiles,
+ * insertions carrying their likelihood, in both precisions, on 2 and 4
+ * slots, against the reference. */
+static void test_padded_tiles(void) {
+  gen g = {0};
+  add_mismatch_batch(&g, 512, 400, 10);
+  for (size_t k = 2; k < 8; k++)
+    add_mismatch_batch(&g, 64 * k, 52 * k, 10);
+  for (int m = 0; m < 2; m++) {
+    const clphmm_precision p =
+        m ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
+    for (unsigned coop = 2; coop <= 4; coop *= 2) {
+      const char *list = "4x4/64,8x8/64";
+      clphmm_context *ctx = NULL;
+      if (open_exit_in(p, list, list, 1, &ctx) <= 0)
+        break;
+      ctx->eng[0]->max_coop = coop;
+      char what[64];
+      snprintf(what, sizeof what, "padding of whole tiles, %u slots", coop);
+      compare(ctx, &g, what);
+      clphmm_context_destroy(ctx);
+    }
   }
   gen_free(&g);
 }
@@ -1083,8 +1201,11 @@ int main(void) {
   }
   /* (It sets its own variants and arithmetic form: once per suite run, in
    * the run without CLPHMM_VARIANTS and CLPHMM_FMA.) */
-  if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA"))
+  if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA")) {
     test_early_exit(&rng);
+    test_underflow_stops(&rng);
+    test_padded_tiles();
+  }
   test_subnormal_rescue();
   return test_finish();
 }

@@ -163,6 +163,17 @@ static int job_stopped(const cph_slot *s, const cph_job *jb) {
          ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
 }
 
+/* Whether a double pass stopped a job when its rows underflowed to zeros
+ * (its mark: a first sum of -0, which no computed sum is). */
+static int job_underflowed(const cph_slot *s, const cph_job *jb) {
+  const cph_stage *st = &s->stage;
+  if (st->real_size != sizeof(double))
+    return 0;
+  const double v =
+      ((const double *)s->sums.ptr)[(st->scaled ? 2 : 1) * (size_t)jb->slot];
+  return v == 0.0 && signbit(v);
+}
+
 /* GKL's double computation of one pair with the CPU reference. */
 static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
   double s;
@@ -202,7 +213,8 @@ typedef struct finish_task {
   /* Per part: rescue candidates found (float pass) or sums that do not
    * stand (rescue and exact passes), as job indices. */
   size_t *which, *n_which;
-  size_t *n_exit; /* per part: pairs the early exit stopped */
+  size_t *n_exit;  /* per part: pairs the early exit stopped */
+  size_t *n_under; /* per part: pairs stopped on rows of zeros */
 } finish_task;
 
 static void finish_part(void *arg, size_t part) {
@@ -212,12 +224,13 @@ static void finish_part(void *arg, size_t part) {
                                                  ? lo + FINISH_PART
                                                  : st->n_jobs;
   const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  size_t nw = 0, ne = 0;
+  size_t nw = 0, ne = 0, nu = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &st->jobs[i];
     if (t->c->want && !t->c->want[jb->out])
       continue; /* a speculative pass: the float result stands */
     const double sum = job_sum(t->s, jb);
+    nu += job_underflowed(t->s, jb);
     if (t->pass != PASS_MAIN) {
       if (rescue_sum_ok(t->s, jb, sum))
         t->c->results[jb->out] = cph_log10_double(sum);
@@ -236,6 +249,7 @@ static void finish_part(void *arg, size_t part) {
   }
   t->n_which[part] = nw;
   t->n_exit[part] = ne;
+  t->n_under[part] = nu;
 }
 
 static clphmm_status list_add(pair_list *l, const cph_job *jb) {
@@ -295,15 +309,18 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   if (n == 0)
     return CLPHMM_SUCCESS;
   size_t *which = malloc(n * sizeof *which);
-  size_t *n_which = calloc(2 * parts, sizeof *n_which);
+  size_t *n_which = calloc(3 * parts, sizeof *n_which);
   clphmm_status st = which && n_which ? CLPHMM_SUCCESS
                                       : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                                   "no memory for results");
-  finish_task t = {c, s, pass, which, n_which, n_which + parts};
+  finish_task t = {
+      c, s, pass, which, n_which, n_which + parts, n_which + 2 * parts};
   if (!st)
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
-  for (size_t p = 0; p < parts && !st; p++)
+  for (size_t p = 0; p < parts && !st; p++) {
     c->ctx->stats.early_exits += t.n_exit[p];
+    c->ctx->stats.underflow_stops += t.n_under[p];
+  }
   const int to_cpu = pass == PASS_EXACT || (pass == PASS_RESCUE &&
                                             !c->ctx->variants[CPH_SET_EXACT].n);
   size_t n_cpu = 0;

@@ -90,6 +90,7 @@ static void count_range(const clphmm_batch *batches, const cph_range *r,
 static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->rescued_pairs += e->rescued_pairs;
   t->early_exits += e->early_exits;
+  t->underflow_stops += e->underflow_stops;
   t->cpu_pairs += e->cpu_pairs;
   t->exact_pairs += e->exact_pairs;
   t->launches += e->launches;

@@ -42,7 +42,7 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
            "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_VEC=%d "
            "-DCPH_WG=%u -DCPH_EXIT=%d%s%s%s",
            v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
-           (int)v->shuffle, v->vec, v->wg, v->early_exit && !dbl,
+           (int)v->shuffle, v->vec, v->wg, cph_variant_exit(v, dbl),
            v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }

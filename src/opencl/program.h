@@ -41,9 +41,7 @@ typedef struct cph_variant {
   int ftz;         /* float programs flush denormals (-cl-denorms-are-zero):
                       CPUs, where GKL's float pass flushes too (FTZ) and a
                       denormal costs a hundred cycles (see plan.c) */
-  int early_exit;  /* float programs of the scaled form stop pairs whose
-                      float sum is certain to need the double rescue
-                      (model/bound.h; CPH_EXIT in cl/pairhmm.cl) */
+  int early_exit;  /* the program stops pairs early (cph_variant_exit) */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
@@ -59,6 +57,17 @@ unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max);
  * precision and in the double rescue of float mode. */
 static inline int cph_variant_scaled(const cph_variant *v) {
   return v->fma && v->scaled;
+}
+
+/* The early exit a program of `v` compiles in (CPH_EXIT in cl/pairhmm.cl):
+ * 1, float programs of the scaled form stop pairs whose float sum is
+ * certain to need the double rescue (model/bound.h); 2, double programs
+ * stop pairs whose rows have underflowed to zeros (their sum is 0); 0,
+ * none (the vector kernel, or turned off). */
+static inline int cph_variant_exit(const cph_variant *v, int dbl) {
+  if (!v->early_exit || v->vec)
+    return 0;
+  return dbl ? 2 : cph_variant_scaled(v) ? 1 : 0;
 }
 
 /* Read rows per tile. */

@@ -116,9 +116,9 @@ static clphmm_status variants_of(const cph_device *dev,
      * measured). Double programs never flush (Java's semantics). */
     set->v[i].ftz = !dbl && dev->info.type == CLPHMM_DEVICE_CPU;
     /* The first pass of float mode stops pairs certain to be rescued
-     * (model/bound.h); the vector kernel has no early exit. */
-    set->v[i].early_exit =
-        !dbl && cph_variant_scaled(&set->v[i]) && !set->v[i].vec;
+     * (model/bound.h), double programs pairs whose rows underflowed to
+     * zeros (cph_variant_exit); the vector kernel has no early exit. */
+    set->v[i].early_exit = !set->v[i].vec;
     if (set->v[i].wg > dev->max_work_group_size)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
