@@ -513,8 +513,6 @@ typedef float4 realv;
       exit_all = 0;                                                            \
     barrier(CLK_LOCAL_MEM_FENCE);                                              \
     stop = exit_all; /* set again only after the next round's barriers */     \
-    if (stop) /* the pair's rows computed (its real rows, from the top) */    \
-      stop_rows = (round * coop + nconc) * TILE - pad;                         \
   }
 
 #if CPH_EXIT == 1
@@ -603,7 +601,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
   real sum_m = 0, sum_x = 0, sum = 0;
   int stop = 0; /* the early exit stopped the work-group's pairs */
-  uint stop_rows = 0; /* and how many of its rows this pair had computed */
 
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
@@ -649,18 +646,15 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #endif
   }
   /* The slot of the pair's last tile holds its sums. A stopped pair's
-   * sums: after the bound's exit (-1, rows computed), which the host
-   * rescues (its first sum is negative), counts, and, when it stopped
-   * within a small share of its rows, sends straight to the exact pass
-   * (compute.c, DEEP_RATIO); after the underflow exit -0 (computed sums
+   * sums: after the bound's exit (-1, 0), which the host rescues (its sum
+   * is negative) and counts; after the underflow exit -0 (computed sums
    * are never -0: they add non-negative numbers to +0), which is the
    * pair's sum and which the host counts. */
   const real stopped = CPH_EXIT == 1 ? (real)-1 : (real)-0.0;
   if (lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
 #if CPH_SCALED
     sums[2 * pair] = stop ? stopped : sum_m; /* weighted by the host */
-    sums[2 * pair + 1] =
-        stop ? (CPH_EXIT == 1 ? (real)stop_rows : (real)-0.0) : sum_x;
+    sums[2 * pair + 1] = stop ? (CPH_EXIT == 1 ? (real)0 : (real)-0.0) : sum_x;
 #else
     sums[pair] = stop ? stopped : per_column ? sum : sum_m + sum_x;
 #endif

@@ -317,9 +317,8 @@ typedef struct clphmm_stats {
   uint64_t cpu_pairs;
   /* Float mode: rescue pairs whose fast (scaled) double sum did not stand
    * (near double's subnormal range, or extreme quality jumps), computed
-   * again on the device in GKL's exact operation order, and those sent
-   * there directly (exact_routed) (README, "Long reads"; added with that
-   * pass). */
+   * again on the device in GKL's exact operation order (README, "Long
+   * reads"; added with that pass). */
   uint64_t exact_pairs;
   /* Pairs that a double pass stopped because a whole row of theirs had
    * underflowed to zeros: every later row is zeros too and their sum is 0
@@ -327,11 +326,6 @@ typedef struct clphmm_stats {
    * may stop them as well and is counted again). The results are those of
    * computing every row (README, "Long reads"). */
   uint64_t underflow_stops;
-  /* Float mode: of exact_pairs, pairs that the float pass's early exit
-   * stopped so early in their rows that their likelihood is far below
-   * double's normal range: they go straight to the exact pass, without the
-   * scaled rescue, whose sum would not stand (README, "Long reads"). */
-  uint64_t exact_routed;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

@@ -59,7 +59,6 @@ typedef struct call {
   double *results;
   pair_list rescue; /* float results recomputed in double */
   pair_list exact;  /* rescue results recomputed in GKL's exact order */
-  size_t routed;    /* of `exact`: float results sent there directly */
   /* A speculative double pass (speculate()) is in the rescue slot; when
    * it is finished, `want` marks the results it gives (by out index). */
   int speculated;
@@ -157,32 +156,12 @@ static double job_sum(const cph_slot *s, const cph_job *jb) {
 }
 
 /* Whether the kernel stopped a job's float pass early (its mark: a
- * negative first sum; the second holds the rows it had computed). */
+ * negative first sum; the weighted sum may be -0 when P_R underflows). */
 static int job_stopped(const cph_slot *s, const cph_job *jb) {
   const cph_stage *st = &s->stage;
   return st->scaled && st->real_size == sizeof(float) &&
          ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
 }
-
-/* A stopped job goes straight to the exact pass, skipping the scaled
- * rescue, when it stopped within 1 / DEEP_RATIO of its rows. A stop at
- * row i proves its float sum below 2^-101 at GKL's float scale 2^120, a
- * likelihood below about 2^-221; likelihoods fall about evenly along a
- * read, so the pair's is about 2^(-221 R / i) or less, below 2^-2650 for
- * R >= 12 i, where the scaled rescue's sum (at 2^1020) would fall far
- * below 2^-990 and not stand (rescue_sum_ok): the exact pass would compute
- * it again anyway (on the H100, half of the long suite's time in float
- * mode went to such pairs, computed twice). A wrong guess costs only time:
- * the exact pass is GKL's computation itself. */
-#define DEEP_RATIO 12.0
-static int job_deep(const cph_slot *s, const cph_job *jb) {
-  const float rows = ((const float *)s->sums.ptr)[2 * (size_t)jb->slot + 1];
-  return rows > 0.0f && (double)jb->R >= DEEP_RATIO * (double)rows;
-}
-
-/* Bit 63 of a `which` entry of the float pass: the job goes to the exact
- * pass. */
-#define TO_EXACT ((size_t)1 << (8 * sizeof(size_t) - 1))
 
 /* Whether a double pass stopped a job when its rows underflowed to zeros
  * (its mark: a first sum of -0, which no computed sum is). */
@@ -245,9 +224,6 @@ static void finish_part(void *arg, size_t part) {
                                                  ? lo + FINISH_PART
                                                  : st->n_jobs;
   const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  const int route = t->pass == PASS_MAIN && !dbl_mode &&
-                    t->c->ctx->dev.info.has_fp64 &&
-                    t->c->ctx->variants[CPH_SET_EXACT].n;
   size_t nw = 0, ne = 0, nu = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &st->jobs[i];
@@ -264,11 +240,8 @@ static void finish_part(void *arg, size_t part) {
       t->c->results[jb->out] = cph_log10_double(sum);
     } else {
       const float f = (float)sum;
-      const int stopped = job_stopped(t->s, jb);
-      ne += stopped;
-      if (stopped)
-        t->which[lo + nw++] = i | (route && job_deep(t->s, jb) ? TO_EXACT : 0);
-      else if (cph_needs_rescue(f))
+      ne += job_stopped(t->s, jb);
+      if (cph_needs_rescue(f))
         t->which[lo + nw++] = i;
       else
         t->c->results[jb->out] = cph_log10_float(f);
@@ -362,14 +335,10 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   }
   for (size_t p = 0; p < parts && !st; p++)
     for (size_t i = 0; i < n_which[p] && !st; i++) {
-      const size_t w = which[p * FINISH_PART + i];
-      const cph_job *jb = &s->stage.jobs[w & ~TO_EXACT];
+      const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
       if (to_cpu)
         cpu[n_cpu++] = (cph_pair){jb->rd, jb->hp, jb->out};
-      else if (w & TO_EXACT) {
-        st = list_add(&c->exact, jb);
-        c->routed += !st;
-      } else
+      else
         st = list_add(pass == PASS_MAIN ? &c->rescue : &c->exact, jb);
     }
   if (!st && n_cpu) {
@@ -662,7 +631,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   if (!rc && prev)
     rc = end_chunk(c, prev, PASS_MAIN);
   if (!rc && small)
-    ctx->last_rescued = c->rescue.n + c->routed > 0;
+    ctx->last_rescued = c->rescue.n > 0;
   if (!rc && c->speculated)
     rc = end_speculation(c);
   return rc;
@@ -732,11 +701,9 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
  * (the exact pass finds none that fail: its sums are GKL's). */
 static clphmm_status rescue_pass(call *c) {
   cph_engine *ctx = c->ctx;
-  if (c->rescue.n == 0 && c->exact.n == 0)
+  if (c->rescue.n == 0)
     return CLPHMM_SUCCESS;
-  /* (Routed pairs are rescued too, straight into the exact pass.) */
-  ctx->stats.rescued_pairs = c->rescue.n + c->routed;
-  ctx->stats.exact_routed = c->routed;
+  ctx->stats.rescued_pairs = c->rescue.n;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
     clphmm_status rc = rescue_on_cpus(c, c->rescue.p, c->rescue.n);
