@@ -190,6 +190,70 @@ static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
   }
 }
 
+/* ---- many batches ----------------------------------------------------- */
+
+/* Many one-pair batches: a call's shapes are checked and its results
+ * copied to out on the pool (compute.c, SHAPE_RANGE, COPY_PART): 140,000
+ * batches of 7 reads x 16 haplotypes taken in turn, against the reference
+ * pair by pair; then a batch in the middle with NULL reads, named in the
+ * message, with out untouched. */
+static void test_many_batches(void) {
+  enum { NB = 140000, NR = 7, NH = 16 };
+  static char rbases[NR][24], hbases[NH][40];
+  static uint8_t quals[24];
+  static const char acgt[] = "ACGT";
+  clphmm_read rd[NR];
+  clphmm_haplotype hp[NH];
+  memset(quals, 30, sizeof quals);
+  for (int r = 0; r < NR; r++) {
+    for (int i = 0; i < 24; i++)
+      rbases[r][i] = acgt[(i * (r + 1) + i / 3) % 4];
+    rd[r] =
+        (clphmm_read){rbases[r], quals, quals, quals, quals, (size_t)(12 + r)};
+  }
+  for (int h = 0; h < NH; h++) {
+    for (int i = 0; i < 40; i++)
+      hbases[h][i] = acgt[(i + (i % (h + 2) == 0)) % 4];
+    hp[h] = (clphmm_haplotype){hbases[h], (size_t)(20 + h)};
+  }
+  clphmm_batch *b = malloc(NB * sizeof *b);
+  double *out = malloc((NB + 1) * sizeof *out), *ref = malloc(NB * sizeof *ref);
+  if (!b || !out || !ref)
+    abort();
+  for (size_t i = 0; i < NB; i++)
+    b[i] = (clphmm_batch){&rd[i % NR], 1, &hp[i % NH], 1};
+  for (int e = 2; e < 4; e++) {
+    if (!engine_available(e) ||
+        !engine_ok(e - 2, b, NB, ref, "many batches: the reference"))
+      continue;
+    if (!engine_ok(e, b, NB, out, "many batches"))
+      continue;
+    size_t bad = 0;
+    const double tol = e == 2 ? 1e-5 : 1e-9;
+    for (size_t i = 0; i < NB; i++)
+      bad += !(fabs(out[i] - ref[i]) <= tol);
+    CHECK(bad == 0,
+          "many batches: %s: %zu of %d results differ from the "
+          "reference",
+          engine_name(e), bad, NB);
+    /* One bad batch: the parallel check finds it, the caller names it. */
+    b[100000].reads = NULL;
+    prime_errors();
+    fill_sentinel(out, NB + 1);
+    clphmm_status st = engine_run(e, b, NB, out);
+    CHECK(st == CLPHMM_ERROR_INVALID_ARGUMENT &&
+              contains(engine_error(e), "batch 100000"),
+          "many batches, NULL reads in batch 100000: %s returned %s: %s",
+          engine_name(e), clphmm_status_string(st), show(engine_error(e)));
+    CHECK(untouched(out, NB + 1), "many batches: %s wrote to out on failure",
+          engine_name(e));
+    b[100000].reads = &rd[100000 % NR];
+  }
+  free(b);
+  free(out);
+  free(ref);
+}
+
 /* ---- version, status strings --------------------------------------------- */
 
 static void test_version_and_status(void) {
@@ -1007,6 +1071,7 @@ int main(void) {
   test_invalid_bases();
   test_invalid_qualities();
   test_null_pointers();
+  test_many_batches();
   test_invalid_precision();
   test_zero_batches();
   test_empty_batches();
