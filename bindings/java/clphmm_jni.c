@@ -3,14 +3,14 @@
  * HaplotypeDataHolder[] (gatk-native-bindings) onto one clphmm_batch and
  * turns every clphmm status into a Java exception.
  *
- * Copies: the Java byte arrays of one region are copied once, with
- * GetByteArrayRegion, into one buffer that the binding keeps between calls
- * (it only grows). No JNI array access is held while clphmm_compute runs,
- * so the garbage collector is never blocked by a compute. HotSpot's
- * Get<Type>ArrayElements copies too (and allocates per array), and the
- * library packs its own device layout from the batch anyway, so pinning
- * the Java arrays would save nothing but one memcpy of a few kilobytes per
- * region (bench/jni.sh measures the layer's time).
+ * Copies: the Java side (RegionPacker) checks a region's holders and packs
+ * their arrays into one byte[] with their lengths in an int[]; here those
+ * two arrays are copied, with Get<Type>ArrayRegion, into buffers that the
+ * binding keeps between calls (they only grow). Reaching into every holder
+ * from here took about 700 JNI calls per region of 30 reads and 10
+ * haplotypes, most of the layer's 24 us on the H100's host. No JNI array
+ * access is held while clphmm_compute runs, so the garbage collector is
+ * never blocked by a compute (bench/jni.sh measures the layer's time).
  *
  * Signals: the JVM handles SIGSEGV, SIGBUS, SIGFPE and SIGILL itself
  * (implicit null checks, integer division by zero, safepoints) and uses
@@ -41,24 +41,18 @@
 
 #define BINDING_CLASS "org/clphmm/gatk/ClphmmPairHmm"
 #define EXCEPTION_CLASS "org/clphmm/gatk/ClphmmException"
-#define READ_CLASS                                                             \
-  "org/broadinstitute/gatk/nativebindings/pairhmm/ReadDataHolder"
-#define HAP_CLASS                                                              \
-  "org/broadinstitute/gatk/nativebindings/pairhmm/HaplotypeDataHolder"
 
-/* Field IDs of the holders and the exception class, resolved in JNI_OnLoad.
- * Immutable afterwards; the class references are global references. */
-static jclass g_read_class, g_hap_class, g_exception_class;
+/* The exception class and constructor, resolved in JNI_OnLoad. Immutable
+ * afterwards; the class reference is a global reference. */
+static jclass g_exception_class;
 static jmethodID g_exception_ctor;
+
+/* A read's arrays in the packed region (RegionPacker), in this order. */
 enum { F_BASES, F_QUALS, F_INS, F_DEL, F_GCP, N_READ_FIELDS };
-static const char *const g_read_field_names[N_READ_FIELDS] = {
-    "readBases", "readQuals", "insertionGOP", "deletionGOP", "overallGCP"};
-static jfieldID g_read_fields[N_READ_FIELDS];
-static jfieldID g_hap_bases;
 
 /* Seconds of the last compute call, by stage (see nativeTimes). */
 enum {
-  T_MARSHAL,  /* Java arrays -> one buffer and the batch, with checks */
+  T_MARSHAL,  /* the packed region -> native buffers and the batch */
   T_COMPUTE,  /* clphmm_compute, as timed around the call */
   T_COPY_OUT, /* results -> the Java double[] */
   T_TOTAL,    /* the whole native call */
@@ -76,8 +70,8 @@ typedef struct binding {
   size_t reads_cap;
   clphmm_haplotype *haps;
   size_t haps_cap;
-  size_t *offsets; /* where each array starts in `bytes` while copying */
-  size_t offsets_cap;
+  jint *lengths; /* the reads' lengths, then the haplotypes' */
+  size_t lengths_cap;
   double *out;
   size_t out_cap;
   double times[N_TIMES];
@@ -197,167 +191,78 @@ static void binding_free_buffers(binding *b) {
   free(b->bytes);
   free(b->reads);
   free(b->haps);
-  free(b->offsets);
+  free(b->lengths);
   free(b->out);
   memset(b, 0, offsetof(binding, times));
 }
 
-/* ---- Marshalling --------------------------------------------------------- */
+/* ---- Unpacking ----------------------------------------------------------- */
 
-/* Appends the bytes of `array` to b->bytes at *used; returns the offset or
- * SIZE_MAX on failure (exception pending). */
-static size_t append_array(JNIEnv *env, binding *b, size_t *used,
-                           jbyteArray array, jsize len) {
-  size_t need = *used + (size_t)len;
-  if (!reserve((void **)&b->bytes, &b->bytes_cap, need ? need : 1, 1)) {
-    throw_oom(env, "cannot allocate the region's sequence buffer");
-    return SIZE_MAX;
-  }
-  size_t at = *used;
-  if (len > 0)
-    (*env)->GetByteArrayRegion(env, array, 0, len, (jbyte *)(b->bytes + at));
-  *used = need;
-  return at;
-}
-
-/* Copies a region into b (bytes, reads, haplotypes) and checks its shape:
- * non-null holders and arrays, the four quality arrays as long as the read,
- * `out` long enough. On failure an exception is pending and 0 is returned.
- * *n_pairs receives n_reads * n_haplotypes. */
-static int marshal(JNIEnv *env, binding *b, jobjectArray jreads,
-                   jobjectArray jhaps, jdoubleArray jout, clphmm_batch *batch,
-                   size_t *n_pairs) {
-  char msg[256];
-  if (!jreads || !jhaps || !jout) {
-    throw_npe(env, !jreads  ? "reads array is null"
-                   : !jhaps ? "haplotypes array is null"
-                            : "likelihood array is null");
+/* The packed region (RegionPacker: bytes[0, used), lengths of the nr
+ * reads then of the nh haplotypes) copied into b and laid out as one
+ * batch. RegionPacker has checked the holders; this checks only that the
+ * packing is consistent, so that a bad call from Java cannot read past the
+ * arrays. On failure an exception is pending and 0 is returned. */
+static int unpack(JNIEnv *env, binding *b, jbyteArray jbytes, jint used,
+                  jintArray jlengths, jint nr, jint nh, jdoubleArray jout,
+                  clphmm_batch *batch, size_t *n_pairs) {
+  if (!jbytes || !jlengths || !jout) {
+    throw_npe(env, "packed region or likelihood array is null");
     return 0;
   }
-  jsize nr = (*env)->GetArrayLength(env, jreads);
-  jsize nh = (*env)->GetArrayLength(env, jhaps);
-  jsize nout = (*env)->GetArrayLength(env, jout);
-  if (nh > 0 && (size_t)nr > SIZE_MAX / (size_t)nh) {
-    throw_status(env, CLPHMM_ERROR_TOO_LARGE, "reads x haplotypes overflow");
+  const jsize nbytes = (*env)->GetArrayLength(env, jbytes);
+  const jsize nlen = (*env)->GetArrayLength(env, jlengths);
+  const jsize nout = (*env)->GetArrayLength(env, jout);
+  const size_t pairs = (size_t)(nr < 0 ? 0 : nr) * (size_t)(nh < 0 ? 0 : nh);
+  if (nr < 0 || nh < 0 || used < 0 || used > nbytes ||
+      (jlong)nr + nh > (jlong)nlen || pairs > (size_t)nout) {
+    throw_iae(env, "inconsistent packed region");
     return 0;
   }
-  size_t pairs = (size_t)nr * (size_t)nh;
-  if (pairs > (size_t)nout) {
-    snprintf(msg, sizeof msg,
-             "likelihood array has %ld elements, %ld reads x %ld "
-             "haplotypes need %zu",
-             (long)nout, (long)nr, (long)nh, pairs);
-    throw_iae(env, msg);
-    return 0;
-  }
-  if (!reserve((void **)&b->reads, &b->reads_cap, nr ? (size_t)nr : 1,
+  const size_t nl = (size_t)nr + (size_t)nh;
+  if (!reserve((void **)&b->bytes, &b->bytes_cap, used ? (size_t)used : 1, 1) ||
+      !reserve((void **)&b->lengths, &b->lengths_cap, nl ? nl : 1,
+               sizeof *b->lengths) ||
+      !reserve((void **)&b->reads, &b->reads_cap, nr ? (size_t)nr : 1,
                sizeof *b->reads) ||
       !reserve((void **)&b->haps, &b->haps_cap, nh ? (size_t)nh : 1,
                sizeof *b->haps) ||
-      !reserve((void **)&b->offsets, &b->offsets_cap,
-               (size_t)N_READ_FIELDS * (size_t)nr + (size_t)nh + 1,
-               sizeof *b->offsets)) {
-    throw_oom(env, "cannot allocate the region's read table");
+      !reserve((void **)&b->out, &b->out_cap, pairs ? pairs : 1,
+               sizeof *b->out)) {
+    throw_oom(env, "cannot allocate the region's buffers");
     return 0;
   }
-
-  /* Offsets first (the byte buffer moves while it grows), pointers at the
-   * end. */
-  size_t used = 0;
-  for (jsize r = 0; r < nr; r++) {
-    jobject holder = (*env)->GetObjectArrayElement(env, jreads, r);
-    if (!holder) {
-      snprintf(msg, sizeof msg, "reads[%ld] is null", (long)r);
-      throw_npe(env, msg);
-      return 0;
-    }
-    jbyteArray arr[N_READ_FIELDS];
-    jsize len[N_READ_FIELDS];
-    int ok = 1;
-    for (int f = 0; f < N_READ_FIELDS; f++) {
-      arr[f] =
-          (jbyteArray)(*env)->GetObjectField(env, holder, g_read_fields[f]);
-      if (!arr[f]) {
-        snprintf(msg, sizeof msg, "reads[%ld].%s is null", (long)r,
-                 g_read_field_names[f]);
-        throw_npe(env, msg);
-        ok = 0;
-        for (int g = 0; g < f; g++)
-          (*env)->DeleteLocalRef(env, arr[g]);
-        break;
-      }
-      len[f] = (*env)->GetArrayLength(env, arr[f]);
-    }
-    (*env)->DeleteLocalRef(env, holder);
-    if (!ok)
-      return 0;
-    for (int f = 1; f < N_READ_FIELDS && ok; f++) {
-      if (len[f] != len[F_BASES]) {
-        snprintf(msg, sizeof msg,
-                 "reads[%ld].%s has %ld bytes but readBases has %ld", (long)r,
-                 g_read_field_names[f], (long)len[f], (long)len[F_BASES]);
-        throw_iae(env, msg);
-        ok = 0;
-      }
-    }
-    size_t *at = b->offsets + (size_t)N_READ_FIELDS * (size_t)r;
-    for (int f = 0; f < N_READ_FIELDS; f++) {
-      if (ok) {
-        at[f] = append_array(env, b, &used, arr[f], len[f]);
-        if (at[f] == SIZE_MAX)
-          ok = 0;
-      }
-      (*env)->DeleteLocalRef(env, arr[f]);
-    }
-    if (!ok)
-      return 0;
-    b->reads[r].length = (size_t)len[F_BASES];
-  }
-  size_t *hap_at = b->offsets + (size_t)N_READ_FIELDS * (size_t)nr;
-  for (jsize h = 0; h < nh; h++) {
-    jobject holder = (*env)->GetObjectArrayElement(env, jhaps, h);
-    if (!holder) {
-      snprintf(msg, sizeof msg, "haplotypes[%ld] is null", (long)h);
-      throw_npe(env, msg);
-      return 0;
-    }
-    jbyteArray arr =
-        (jbyteArray)(*env)->GetObjectField(env, holder, g_hap_bases);
-    (*env)->DeleteLocalRef(env, holder);
-    if (!arr) {
-      snprintf(msg, sizeof msg, "haplotypes[%ld].haplotypeBases is null",
-               (long)h);
-      throw_npe(env, msg);
-      return 0;
-    }
-    jsize len = (*env)->GetArrayLength(env, arr);
-    hap_at[h] = append_array(env, b, &used, arr, len);
-    (*env)->DeleteLocalRef(env, arr);
-    if (hap_at[h] == SIZE_MAX)
-      return 0;
-    b->haps[h].length = (size_t)len;
-  }
+  if (used > 0)
+    (*env)->GetByteArrayRegion(env, jbytes, 0, used, (jbyte *)b->bytes);
+  if (nl > 0)
+    (*env)->GetIntArrayRegion(env, jlengths, 0, (jsize)nl, b->lengths);
   if ((*env)->ExceptionCheck(env))
     return 0;
-
-  /* The buffer is final: offsets become pointers. */
-  const uint8_t *base = b->bytes;
-  for (jsize r = 0; r < nr; r++) {
-    const size_t *at = b->offsets + (size_t)N_READ_FIELDS * (size_t)r;
-    clphmm_read *rd = &b->reads[r];
-    rd->bases = (const char *)(base + at[F_BASES]);
-    rd->base_quals = base + at[F_QUALS];
-    rd->ins_quals = base + at[F_INS];
-    rd->del_quals = base + at[F_DEL];
-    rd->gcp_quals = base + at[F_GCP];
+  size_t at = 0;
+  for (jint r = 0; r < nr; r++) {
+    const jint len = b->lengths[r];
+    if (len < 0 || (size_t)len > ((size_t)used - at) / N_READ_FIELDS) {
+      throw_iae(env, "inconsistent packed region");
+      return 0;
+    }
+    const uint8_t *p = b->bytes + at;
+    const size_t n = (size_t)len;
+    b->reads[r] = (clphmm_read){(const char *)p + F_BASES * n,
+                                p + F_QUALS * n,
+                                p + F_INS * n,
+                                p + F_DEL * n,
+                                p + F_GCP * n,
+                                n};
+    at += N_READ_FIELDS * n;
   }
-  for (jsize h = 0; h < nh; h++)
-    b->haps[h].bases = (const char *)(base + hap_at[h]);
-
-  if (!reserve((void **)&b->out, &b->out_cap, pairs ? pairs : 1,
-               sizeof *b->out)) {
-    throw_oom(env, "cannot allocate the region's result buffer");
-    return 0;
+  for (jint h = 0; h < nh; h++) {
+    const jint len = b->lengths[(size_t)nr + (size_t)h];
+    if (len < 0 || (size_t)len > (size_t)used - at) {
+      throw_iae(env, "inconsistent packed region");
+      return 0;
+    }
+    b->haps[h] = (clphmm_haplotype){(const char *)b->bytes + at, (size_t)len};
+    at += (size_t)len;
   }
   batch->reads = b->reads;
   batch->n_reads = (size_t)nr;
@@ -459,7 +364,8 @@ static jstring JNICALL native_device_name(JNIEnv *env, jclass cls,
  * but calls no clphmm_compute and writes nothing (the JNI layer's own cost,
  * for bench/jni.sh). */
 static void JNICALL native_compute(JNIEnv *env, jclass cls, jlong handle,
-                                   jobjectArray jreads, jobjectArray jhaps,
+                                   jbyteArray jbytes, jint used,
+                                   jintArray jlengths, jint nr, jint nh,
                                    jdoubleArray jout, jboolean skip_compute) {
   (void)cls;
   binding *b = from_handle(env, handle);
@@ -468,7 +374,7 @@ static void JNICALL native_compute(JNIEnv *env, jclass cls, jlong handle,
   double t0 = now_seconds();
   clphmm_batch batch;
   size_t pairs = 0;
-  if (!marshal(env, b, jreads, jhaps, jout, &batch, &pairs))
+  if (!unpack(env, b, jbytes, used, jlengths, nr, nh, jout, &batch, &pairs))
     return;
   double t1 = now_seconds();
   double t2 = t1;
@@ -509,15 +415,17 @@ static jdoubleArray JNICALL native_times(JNIEnv *env, jclass cls,
 }
 
 /* The CPU reference (clphmm_reference) on one region: no OpenCL. */
-static void JNICALL native_reference(JNIEnv *env, jclass cls,
-                                     jobjectArray jreads, jobjectArray jhaps,
-                                     jdoubleArray jout, jboolean use_double) {
+static void JNICALL native_reference(JNIEnv *env, jclass cls, jbyteArray jbytes,
+                                     jint used, jintArray jlengths, jint nr,
+                                     jint nh, jdoubleArray jout,
+                                     jboolean use_double) {
   (void)cls;
   binding scratch;
   memset(&scratch, 0, sizeof scratch);
   clphmm_batch batch;
   size_t pairs = 0;
-  if (marshal(env, &scratch, jreads, jhaps, jout, &batch, &pairs)) {
+  if (unpack(env, &scratch, jbytes, used, jlengths, nr, nh, jout, &batch,
+             &pairs)) {
     clphmm_status st = clphmm_reference(&batch, 1,
                                         use_double ? CLPHMM_PRECISION_DOUBLE
                                                    : CLPHMM_PRECISION_FLOAT,
@@ -530,8 +438,8 @@ static void JNICALL native_reference(JNIEnv *env, jclass cls,
   binding_free_buffers(&scratch);
 }
 
-#define READ_ARRAY "[L" READ_CLASS ";"
-#define HAP_ARRAY "[L" HAP_CLASS ";"
+/* The packed region's arguments: bytes, used, lengths, reads, haplotypes. */
+#define PACKED "[BI[III"
 
 static JNINativeMethod g_methods[] = {
     {"nativeVersion", "()Ljava/lang/String;", (void *)native_version},
@@ -539,11 +447,9 @@ static JNINativeMethod g_methods[] = {
     {"nativeCreate", "(Ljava/lang/String;Z)J", (void *)native_create},
     {"nativeDestroy", "(J)V", (void *)native_destroy},
     {"nativeDeviceName", "(J)Ljava/lang/String;", (void *)native_device_name},
-    {"nativeCompute", "(J" READ_ARRAY HAP_ARRAY "[DZ)V",
-     (void *)native_compute},
+    {"nativeCompute", "(J" PACKED "[DZ)V", (void *)native_compute},
     {"nativeTimes", "(J)[D", (void *)native_times},
-    {"nativeReference", "(" READ_ARRAY HAP_ARRAY "[DZ)V",
-     (void *)native_reference},
+    {"nativeReference", "(" PACKED "[DZ)V", (void *)native_reference},
 };
 
 static jclass global_class(JNIEnv *env, const char *name) {
@@ -561,22 +467,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
     return JNI_ERR;
   save_jvm_signals();
-  g_read_class = global_class(env, READ_CLASS);
-  g_hap_class = g_read_class ? global_class(env, HAP_CLASS) : NULL;
-  g_exception_class = g_hap_class ? global_class(env, EXCEPTION_CLASS) : NULL;
+  g_exception_class = global_class(env, EXCEPTION_CLASS);
   if (!g_exception_class)
     return JNI_ERR; /* NoClassDefFoundError pending */
-  for (int f = 0; f < N_READ_FIELDS; f++) {
-    g_read_fields[f] =
-        (*env)->GetFieldID(env, g_read_class, g_read_field_names[f], "[B");
-    if (!g_read_fields[f])
-      return JNI_ERR;
-  }
-  g_hap_bases = (*env)->GetFieldID(env, g_hap_class, "haplotypeBases", "[B");
-  g_exception_ctor = g_hap_bases
-                         ? (*env)->GetMethodID(env, g_exception_class, "<init>",
-                                               "(ILjava/lang/String;)V")
-                         : NULL;
+  g_exception_ctor = (*env)->GetMethodID(env, g_exception_class, "<init>",
+                                         "(ILjava/lang/String;)V");
   if (!g_exception_ctor)
     return JNI_ERR;
   jclass binding_class = (*env)->FindClass(env, BINDING_CLASS);

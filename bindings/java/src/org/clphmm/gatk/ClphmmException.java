@@ -12,6 +12,8 @@ public class ClphmmException extends RuntimeException {
   public static final int INVALID_BASE = 2;
   /** {@code CLPHMM_ERROR_INVALID_QUALITY}: a quality byte of 128 or more. */
   public static final int INVALID_QUALITY = 3;
+  /** {@code CLPHMM_ERROR_TOO_LARGE}: sizes overflow or exceed a limit. */
+  public static final int TOO_LARGE = 5;
   /** {@code CLPHMM_ERROR_NO_OPENCL}: no OpenCL runtime or platform. */
   public static final int NO_OPENCL = 6;
   /** {@code CLPHMM_ERROR_NO_DEVICE}: no device matches the selector. */

@@ -55,6 +55,8 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   }
 
   private final Handle handle = new Handle();
+  private final RegionPacker packer = new RegionPacker();
+  private double packSeconds;
   private boolean useDouble;
   private String deviceName = "";
 
@@ -116,7 +118,27 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   @Override
   public synchronized void computeLikelihoods(
       ReadDataHolder[] reads, HaplotypeDataHolder[] haplotypes, double[] likelihoods) {
-    nativeCompute(current(), reads, haplotypes, likelihoods, false);
+    compute(reads, haplotypes, likelihoods, false);
+  }
+
+  private void compute(
+      ReadDataHolder[] reads,
+      HaplotypeDataHolder[] haplotypes,
+      double[] likelihoods,
+      boolean skipCompute) {
+    long h = current();
+    long t0 = System.nanoTime();
+    packer.pack(reads, haplotypes, likelihoods);
+    packSeconds = (System.nanoTime() - t0) * 1e-9;
+    nativeCompute(
+        h,
+        packer.bytes,
+        packer.used,
+        packer.lengths,
+        packer.nReads,
+        packer.nHaplotypes,
+        likelihoods,
+        skipCompute);
   }
 
   /** Frees the context. Further calls need {@link #initialize} again. */
@@ -142,14 +164,17 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   }
 
   /**
-   * Seconds of the last {@link #computeLikelihoods} call, by stage: {@code [0]} copying the Java
-   * arrays and checking them, {@code [1]} the {@code clphmm_compute} call, {@code [2]} copying
-   * the results back, {@code [3]} the whole native call, {@code [4]} {@code clphmm_stats
-   * .wall_seconds}, {@code [5]} kernel seconds (OpenCL profiling: 0 unless the environment sets
-   * CLPHMM_PROFILE=1).
+   * Seconds of the last {@link #computeLikelihoods} call, by stage: {@code [0]} checking the
+   * Java arrays and copying them (packed in Java, then one copy into native memory), {@code [1]}
+   * the {@code clphmm_compute} call, {@code [2]} copying the results back, {@code [3]} the whole
+   * call after the packing's start, {@code [4]} {@code clphmm_stats.wall_seconds}, {@code [5]}
+   * kernel seconds (OpenCL profiling: 0 unless the environment sets CLPHMM_PROFILE=1).
    */
   public synchronized double[] lastCallSeconds() {
-    return nativeTimes(current());
+    double[] s = nativeTimes(current());
+    s[0] += packSeconds;
+    s[3] += packSeconds;
+    return s;
   }
 
   /**
@@ -158,7 +183,7 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
    */
   synchronized void marshalOnly(
       ReadDataHolder[] reads, HaplotypeDataHolder[] haplotypes, double[] likelihoods) {
-    nativeCompute(current(), reads, haplotypes, likelihoods, true);
+    compute(reads, haplotypes, likelihoods, true);
   }
 
   /**
@@ -171,7 +196,10 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
       double[] likelihoods,
       boolean useDoublePrecision) {
     requireLibrary();
-    nativeReference(reads, haplotypes, likelihoods, useDoublePrecision);
+    RegionPacker p = new RegionPacker();
+    p.pack(reads, haplotypes, likelihoods);
+    nativeReference(
+        p.bytes, p.used, p.lengths, p.nReads, p.nHaplotypes, likelihoods, useDoublePrecision);
   }
 
   private long current() {
@@ -204,18 +232,25 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
 
   private static native String nativeDeviceName(long handle);
 
+  /* A region packed by RegionPacker: bytes[0, used), the reads' lengths then the haplotypes'. */
   private static native void nativeCompute(
       long handle,
-      ReadDataHolder[] reads,
-      HaplotypeDataHolder[] haplotypes,
+      byte[] bytes,
+      int used,
+      int[] lengths,
+      int nReads,
+      int nHaplotypes,
       double[] likelihoods,
       boolean skipCompute);
 
   private static native double[] nativeTimes(long handle);
 
   private static native void nativeReference(
-      ReadDataHolder[] reads,
-      HaplotypeDataHolder[] haplotypes,
+      byte[] bytes,
+      int used,
+      int[] lengths,
+      int nReads,
+      int nHaplotypes,
       double[] likelihoods,
       boolean useDouble);
 }
