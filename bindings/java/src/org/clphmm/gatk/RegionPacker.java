@@ -48,12 +48,14 @@ final class RegionPacker {
     int at = 0;
     for (int r = 0; r < reads.length; r++) {
       ReadDataHolder rd = reads[r];
-      byte[][] f = {rd.readBases, rd.readQuals, rd.insertionGOP, rd.deletionGOP, rd.overallGCP};
-      for (byte[] a : f) {
-        System.arraycopy(a, 0, bytes, at, a.length);
-        at += a.length;
-      }
-      lengths[r] = rd.readBases.length;
+      int n = rd.readBases.length;
+      System.arraycopy(rd.readBases, 0, bytes, at, n);
+      System.arraycopy(rd.readQuals, 0, bytes, at + n, n);
+      System.arraycopy(rd.insertionGOP, 0, bytes, at + 2 * n, n);
+      System.arraycopy(rd.deletionGOP, 0, bytes, at + 3 * n, n);
+      System.arraycopy(rd.overallGCP, 0, bytes, at + 4 * n, n);
+      at += 5 * n;
+      lengths[r] = n;
     }
     for (int h = 0; h < haplotypes.length; h++) {
       byte[] a = haplotypes[h].haplotypeBases;
@@ -66,20 +68,26 @@ final class RegionPacker {
     nHaplotypes = haplotypes.length;
   }
 
-  /** The read's length, its five arrays checked. */
+  /** The read's length, its five arrays checked (without allocating: a region is many reads). */
   private static int readLength(ReadDataHolder[] reads, int r) {
     ReadDataHolder rd = reads[r];
     if (rd == null) throw new NullPointerException("reads[" + r + "] is null");
-    byte[][] f = {rd.readBases, rd.readQuals, rd.insertionGOP, rd.deletionGOP, rd.overallGCP};
-    for (int k = 0; k < f.length; k++)
-      if (f[k] == null)
-        throw new NullPointerException("reads[" + r + "]." + READ_FIELDS[k] + " is null");
-    for (int k = 1; k < f.length; k++)
-      if (f[k].length != f[0].length)
-        throw new IllegalArgumentException(
-            "reads[" + r + "]." + READ_FIELDS[k] + " has " + f[k].length
-                + " bytes but readBases has " + f[0].length);
-    return f[0].length;
+    int n = field(rd.readBases, r, 0, -1);
+    field(rd.readQuals, r, 1, n);
+    field(rd.insertionGOP, r, 2, n);
+    field(rd.deletionGOP, r, 3, n);
+    field(rd.overallGCP, r, 4, n);
+    return n;
+  }
+
+  /** Field k of read r: not null, and as long as the read (want >= 0). */
+  private static int field(byte[] a, int r, int k, int want) {
+    if (a == null) throw new NullPointerException("reads[" + r + "]." + READ_FIELDS[k] + " is null");
+    if (want >= 0 && a.length != want)
+      throw new IllegalArgumentException(
+          "reads[" + r + "]." + READ_FIELDS[k] + " has " + a.length + " bytes but readBases has "
+              + want);
+    return a.length;
   }
 
   private static byte[] bases(HaplotypeDataHolder[] haplotypes, int h) {
