@@ -507,18 +507,94 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
 
 /* ---- writing ------------------------------------------------------------- */
 
+/* Values are formatted on several threads, in parts of FORMAT_PART, and
+ * written in order: printf's "%.12g" costs about 0.4 us a value, 0.47 s on
+ * one thread for a HaplotypeCaller-sized input's million results, a third
+ * of the whole process. FORMAT_MAX bytes hold any one line. */
+#define FORMAT_PART ((size_t)1 << 15)
+#define FORMAT_MAX 32
+#define FORMAT_THREADS 16
+
+typedef struct format_part {
+  const double *values;
+  size_t n;
+  char *text;
+  size_t len;
+} format_part;
+
+typedef struct format_work {
+  format_part *parts;
+  size_t n_parts, stride, first;
+} format_work;
+
+static void format_values(format_part *p) {
+  size_t len = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    if (isinf(p->values[i]) && p->values[i] < 0) {
+      memcpy(p->text + len, "-inf\n", 5);
+      len += 5;
+    } else {
+      len +=
+          (size_t)snprintf(p->text + len, FORMAT_MAX, "%.12g\n", p->values[i]);
+    }
+  }
+  p->len = len;
+}
+
+static void *format_thread(void *arg) {
+  const format_work *w = arg;
+  for (size_t k = w->first; k < w->n_parts; k += w->stride)
+    format_values(&w->parts[k]);
+  return NULL;
+}
+
 /* Write the values, one per line. Returns 0, or -1 with errno set. */
 static int write_values(FILE *f, const double *values, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    int w;
-    if (isinf(values[i]) && values[i] < 0)
-      w = fputs("-inf\n", f);
-    else
-      w = fprintf(f, "%.12g\n", values[i]);
-    if (w < 0)
-      return -1;
+  const size_t n_parts = (n + FORMAT_PART - 1) / FORMAT_PART;
+  if (n_parts == 0)
+    return 0;
+  format_part *parts = calloc(n_parts, sizeof *parts);
+  char *text = malloc(n * FORMAT_MAX);
+  if (!parts || !text) {
+    free(parts);
+    free(text);
+    errno = ENOMEM;
+    return -1;
   }
-  return 0;
+  for (size_t k = 0; k < n_parts; k++) {
+    const size_t lo = k * FORMAT_PART;
+    parts[k] =
+        (format_part){values + lo, n - lo < FORMAT_PART ? n - lo : FORMAT_PART,
+                      text + lo * FORMAT_MAX, 0};
+  }
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cpus < 1 ? 1 : (size_t)cpus;
+  threads = threads > FORMAT_THREADS ? FORMAT_THREADS : threads;
+  threads = threads > n_parts ? n_parts : threads;
+  pthread_t tid[FORMAT_THREADS];
+  format_work work[FORMAT_THREADS];
+  size_t started = 0; /* threads 1..started run */
+  for (size_t t = 1; t < threads; t++) {
+    work[t] = (format_work){parts, n_parts, threads, t};
+    if (pthread_create(&tid[t], NULL, format_thread, &work[t]) != 0)
+      break;
+    started = t;
+  }
+  /* This thread takes share 0, and the shares of threads not started. */
+  for (size_t t = 0; t < threads; t++)
+    if (t == 0 || t > started) {
+      work[t] = (format_work){parts, n_parts, threads, t};
+      format_thread(&work[t]);
+    }
+  for (size_t t = 1; t <= started; t++)
+    pthread_join(tid[t], NULL);
+  int rc = 0;
+  for (size_t k = 0; k < n_parts && rc == 0; k++)
+    if (fwrite(parts[k].text, 1, parts[k].len, f) != parts[k].len)
+      rc = -1;
+  free(parts);
+  free(text);
+  return rc;
 }
 
 /* Flush and check a stream. Returns 0, or -1 with errno set. */
