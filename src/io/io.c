@@ -50,6 +50,22 @@ static int is_separator(char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
 
+/* The end of the token that starts at p[i]: the next space (memchr, which
+ * is vectorised), unless a tab or carriage return comes first (checked in
+ * one pass without an exit: tokens are long, separators mostly spaces). */
+static size_t token_end(const char *p, size_t i, size_t len) {
+  const char *sp = memchr(p + i, ' ', len - i);
+  const size_t end = sp ? (size_t)(sp - p) : len;
+  unsigned other = 0;
+  for (size_t k = i; k < end; k++)
+    other |= (p[k] == '\t') | (p[k] == '\r');
+  if (!other)
+    return end;
+  while (i < end && p[i] != '\t' && p[i] != '\r')
+    i++;
+  return i;
+}
+
 static void split_line(const char *p, size_t len, line *out) {
   size_t i = 0, n = 0;
   for (;;) {
@@ -58,8 +74,7 @@ static void split_line(const char *p, size_t len, line *out) {
     if (i == len)
       break;
     size_t start = i;
-    while (i < len && !is_separator(p[i]))
-      i++;
+    i = token_end(p, i, len);
     if (n < MAX_TOKENS)
       out->tok[n] = (token){p + start, i - start};
     n++;
@@ -139,8 +154,22 @@ static clphmm_status next_line(clphmm_reader *r, int *got) {
 
 /* ---- Fields -------------------------------------------------------------- */
 
+/* Whether every byte is a base letter: A, C, G, T or N in either case
+ * (clearing bit 5 maps exactly the lower-case letters onto the upper-case
+ * ones), in one pass without an exit, which compilers vectorise. */
+static int all_bases(const char *p, size_t n) {
+  unsigned bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char u = (unsigned char)p[i] & 0xdf;
+    bad |= (u != 'A') & (u != 'C') & (u != 'G') & (u != 'T') & (u != 'N');
+  }
+  return !bad;
+}
+
 static clphmm_status check_bases(const clphmm_reader *r, size_t line_no,
                                  const token *t, const char *what) {
+  if (all_bases(t->p, t->n))
+    return CLPHMM_SUCCESS;
   for (size_t i = 0; i < t->n; i++) {
     unsigned char b = (unsigned char)t->p[i];
     if (cph_base_code(b) == CPH_BASE_INVALID) {
@@ -165,8 +194,21 @@ static clphmm_status decode_quals(const clphmm_reader *r, size_t line_no,
     return fail(r, line_no, CLPHMM_ERROR_PARSE,
                 "%s string has %zu characters but the read has %zu bases",
                 qual_names[f], t->n, read_len);
-  int min_q =
+  const int min_q =
       f == 0 && !(r->flags & CLPHMM_READ_RAW_BASE_QUALS) ? MIN_BASE_QUAL : 0;
+  /* Decode and check in one pass without an exit (vectorised); the loop
+   * below only runs to name a bad character. */
+  const unsigned char *restrict src = (const unsigned char *)t->p;
+  uint8_t *restrict out = dst;
+  const size_t n = t->n;
+  unsigned bad = 0;
+  for (size_t i = 0; i < n; i++) {
+    const int q = src[i] - 33;
+    bad |= (unsigned)(q < 0) | (unsigned)(q > CPH_MAX_QUAL);
+    out[i] = (uint8_t)(q < min_q ? min_q : q);
+  }
+  if (!bad)
+    return CLPHMM_SUCCESS;
   for (size_t i = 0; i < t->n; i++) {
     /* Tokens hold no byte below '!' (separators and control bytes are
      * excluded), so q >= 0; the check is only defensive. */
