@@ -409,15 +409,21 @@ static clphmm_status end_chunk(call *c, cph_slot *s, int pass) {
   return rc;
 }
 
-/* The chunk bounds of a call of `cells` cells (split between `parts`
- * engines, each of which gets about CHUNK_PARTS chunks). */
-static void chunk_bounds(const cph_engine *ctx, uint64_t cells, unsigned parts,
-                         cursor *cur) {
+/* The chunk bounds of a call of `cells` cells and `pairs` pairs (split
+ * between `parts` engines, each of which gets about CHUNK_PARTS chunks).
+ * A shared call lowers CHUNK_MIN_PAIRS to a quarter of each engine's
+ * share of the pairs, so that every engine gets chunks: the long suite's
+ * 1,674 pairs (1e11 cells) were one chunk, which left the second of two
+ * H100s idle. */
+static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
+                         unsigned parts, cursor *cur) {
   uint64_t per = cells / CHUNK_PARTS / (parts ? parts : 1);
   per = per < CHUNK_MIN_CELLS   ? CHUNK_MIN_CELLS
         : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
                                 : per;
   uint64_t min_pairs = CHUNK_MIN_PAIRS;
+  if (parts > 1 && pairs / (4 * (uint64_t)parts) < min_pairs)
+    min_pairs = pairs / (4 * (uint64_t)parts);
   if (ctx->chunk_cells) {
     per = ctx->chunk_cells;
     min_pairs = 0;
@@ -585,13 +591,14 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   cph_engine *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
   const int set = dbl ? CPH_SET_DOUBLE : CPH_SET_FLOAT;
+  const uint64_t pairs = c->sh ? c->sh->pairs : c->n_pairs;
   /* In a shared call the cursor's range starts empty: everything comes
    * from the share. */
   cursor cur = {.batches = c->batches,
                 .n_batches = c->n_batches,
                 .real_size = dbl ? sizeof(double) : sizeof(float),
                 .end_batch = c->sh ? 0 : c->n_batches};
-  chunk_bounds(ctx, cells, parts, &cur);
+  chunk_bounds(ctx, cells, pairs, parts, &cur);
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   int small = 0; /* a small float call (speculates) */
@@ -615,7 +622,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       prev = NULL;
       shrink(ctx);
       cur = at;
-      chunk_bounds(ctx, cells, parts, &cur);
+      chunk_bounds(ctx, cells, pairs, parts, &cur);
       continue;
     }
     if (!rc && k == 0 && speculates(c, &cur, cells)) {

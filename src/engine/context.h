@@ -184,6 +184,7 @@ struct cph_share {
   const clphmm_batch *batches;
   size_t n_batches;
   uint64_t cells;  /* the call's: chunks are sized on cells / parts */
+  uint64_t pairs;  /* the call's (chunk_bounds) */
   unsigned parts;  /* engines that share the call */
   double *results; /* the call's results, by pair */
   pthread_mutex_t lock;

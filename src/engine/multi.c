@@ -365,6 +365,7 @@ static clphmm_status split(clphmm_context *ctx, const size_t *live,
   sh->batches = batches;
   sh->n_batches = n_batches;
   sh->cells = cells;
+  sh->pairs = n_pairs;
   sh->parts = (unsigned)n_live;
   sh->results = results;
   sh->next = (cph_range){0, 0, 0, n_batches, 0};
