@@ -508,9 +508,10 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
 /* ---- writing ------------------------------------------------------------- */
 
 /* Values are formatted on several threads, in parts of FORMAT_PART, and
- * written in order: printf's "%.12g" costs about 0.4 us a value, 0.47 s on
- * one thread for a HaplotypeCaller-sized input's million results, a third
- * of the whole process. FORMAT_MAX bytes hold any one line. */
+ * written in order: printf's "%.12g" costs about 0.25 us a value, 0.25 s
+ * on one core of a 2-core VM for a HaplotypeCaller-sized input's million
+ * results, a sixth of the whole process on the H100 machine before.
+ * FORMAT_MAX bytes hold any one line. */
 #define FORMAT_PART ((size_t)1 << 15)
 #define FORMAT_MAX 32
 #define FORMAT_THREADS 16
