@@ -16,6 +16,9 @@
 #define _GNU_SOURCE /* getopt_long */
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -921,7 +924,20 @@ static int run(const cli_args *args) {
   return rc;
 }
 
+/* Chunks of input (tens of megabytes each) are allocated and freed over
+ * and over. glibc gives blocks that large back to the kernel when they are
+ * freed, and the kernel zeroes every page of the next chunk again: keep
+ * them in the process instead (reading a 206 MB file: 0.26 -> 0.18 s on a
+ * 2-core VM). Memory stays bounded: at most three chunks are alive. */
+static void keep_freed_memory(void) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#endif
+}
+
 int main(int argc, char **argv) {
+  keep_freed_memory();
   cli_args args;
   int rc = parse_args(argc, argv, &args);
   if (rc != EXIT_OK)
