@@ -561,6 +561,44 @@ for i in $(seq 8); do cat "$S/many.in"; done >"$S/many8.in"
 same_args_output "formatting: four parts on threads give the output of one" \
   "$S/many8.in" "--reference" "--reference --chunk-pairs 1000"
 
+# A chunk of more results than one window of formatting (64 parts of
+# 32,768): 2,250,000 pairs as one batch of 1,500 reads x 1,500 haplotypes
+# (one chunk: a batch is never split) and as 1,500 batches of one read x
+# the same haplotypes (chunks of one window) give the same output.
+gen_window_input() { # N MODE: 1 one batch, 2 a batch per read
+  awk -v n="$1" -v mode="$2" 'BEGIN {
+    q = "+,-./0123456789:;<=>?@ABCDEFGHI"
+    for (i = 0; i < n; i++) {
+      c = substr(q, i % 30 + 1, 1); d = substr(q, (i * 7) % 30 + 1, 1)
+      read[i] = "A" (i % 2 ? "C" : "G") " " c d " II II ++"
+      hap[i] = (i % 3 == 0 ? "AC" : i % 3 == 1 ? "AG" : "TC")
+    }
+    if (mode == 1) {
+      print n, n
+      for (i = 0; i < n; i++) print read[i]
+      for (i = 0; i < n; i++) print hap[i]
+    } else {
+      for (r = 0; r < n; r++) {
+        print 1, n; print read[r]
+        for (i = 0; i < n; i++) print hap[i]
+      }
+    }
+  }'
+}
+gen_window_input 1500 1 >"$S/window1.in"
+gen_window_input 1500 2 >"$S/window2.in"
+run --reference "$S/window2.in"
+cp "$TMP/out" "$S/window2.txt"
+run --reference "$S/window1.in"
+if [ "$RC" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 2250000 ] &&
+  cmp -s "$TMP/out" "$S/window2.txt"; then
+  pass "formatting: a chunk of 2,250,000 results, window by window"
+else
+  fail "formatting: a chunk of 2,250,000 results, window by window" \
+    "exit status $RC: $(last_err)"
+fi
+rm -f "$S/window1.in" "$S/window2.in" "$S/window2.txt"
+
 # An error in a middle chunk: earlier chunks computed, later ones parsed
 # ahead; the message names the line, nothing is written.
 { for i in $(seq 20); do cat "$TINY"; done

@@ -518,6 +518,7 @@ static int compute_chunk(const cli_args *args, clphmm_context **ctx,
 #define FORMAT_PART ((size_t)1 << 15)
 #define FORMAT_MAX 32
 #define FORMAT_THREADS 16
+#define FORMAT_WINDOW 64 /* parts formatted before they are written */
 
 typedef struct format_part {
   const double *values;
@@ -552,19 +553,10 @@ static void *format_thread(void *arg) {
   return NULL;
 }
 
-/* Write the values, one per line. Returns 0, or -1 with errno set. */
-static int write_values(FILE *f, const double *values, size_t n) {
+/* Format and write values[0, n), at most FORMAT_WINDOW parts. */
+static int write_window(FILE *f, const double *values, size_t n,
+                        format_part *parts, char *text) {
   const size_t n_parts = (n + FORMAT_PART - 1) / FORMAT_PART;
-  if (n_parts == 0)
-    return 0;
-  format_part *parts = calloc(n_parts, sizeof *parts);
-  char *text = malloc(n * FORMAT_MAX);
-  if (!parts || !text) {
-    free(parts);
-    free(text);
-    errno = ENOMEM;
-    return -1;
-  }
   for (size_t k = 0; k < n_parts; k++) {
     const size_t lo = k * FORMAT_PART;
     parts[k] =
@@ -592,10 +584,30 @@ static int write_values(FILE *f, const double *values, size_t n) {
     }
   for (size_t t = 1; t <= started; t++)
     pthread_join(tid[t], NULL);
-  int rc = 0;
-  for (size_t k = 0; k < n_parts && rc == 0; k++)
+  for (size_t k = 0; k < n_parts; k++)
     if (fwrite(parts[k].text, 1, parts[k].len, f) != parts[k].len)
-      rc = -1;
+      return -1;
+  return 0;
+}
+
+/* Write the values, one per line, a window of parts at a time (the text
+ * of a window is FORMAT_MAX bytes per value: a chunk of millions of tiny
+ * pairs would otherwise need gigabytes). Returns 0, or -1 with errno set. */
+static int write_values(FILE *f, const double *values, size_t n) {
+  if (n == 0)
+    return 0;
+  const size_t window =
+      n < FORMAT_WINDOW * FORMAT_PART ? n : FORMAT_WINDOW * FORMAT_PART;
+  format_part *parts = calloc(FORMAT_WINDOW, sizeof *parts);
+  char *text = malloc(window * FORMAT_MAX);
+  int rc = 0;
+  if (!parts || !text) {
+    errno = ENOMEM;
+    rc = -1;
+  }
+  for (size_t at = 0; at < n && rc == 0; at += window)
+    rc = write_window(f, values + at, n - at < window ? n - at : window, parts,
+                      text);
   free(parts);
   free(text);
   return rc;
