@@ -244,6 +244,20 @@ void cph_wave_read(cph_wave_work *w, const clphmm_read *read,
       h_[j_] = 0;                                                              \
   } while (0)
 
+#if WAVE_X86
+/* The x86 copy of the wave that kernel choice k runs: 2 AVX-512, 1 AVX2,
+ * 0 the generic one (the choice is not available here). */
+static int wave_x86(cph_ref_kernel k) {
+  if (k == CPH_REF_AUTO)
+    k = cph_ref_kernel_best();
+  if (k == CPH_REF_WAVE_AVX512 && cph_ref_kernel_available(k))
+    return 2;
+  if (k == CPH_REF_WAVE_AVX2 && cph_ref_kernel_available(k))
+    return 1;
+  return 0;
+}
+#endif
+
 float cph_wave_float(cph_wave_work *w, const clphmm_haplotype *hap,
                      cph_ref_kernel k) {
   const size_t H = hap->length;
@@ -256,12 +270,8 @@ float cph_wave_float(cph_wave_work *w, const clphmm_haplotype *hap,
   fn = wave_f;
 #endif
 #if WAVE_X86
-  if (k == CPH_REF_AUTO)
-    k = cph_ref_kernel_best();
-  if (k == CPH_REF_WAVE_AVX512 && cph_ref_kernel_available(k))
-    fn = wave_f_avx512;
-  else if (k == CPH_REF_WAVE_AVX2 && cph_ref_kernel_available(k))
-    fn = wave_f_avx2;
+  const int x = wave_x86(k);
+  fn = x == 2 ? wave_f_avx512 : x == 1 ? wave_f_avx2 : fn;
 #else
   (void)k;
 #endif
@@ -281,12 +291,8 @@ double cph_wave_double(cph_wave_work *w, const clphmm_haplotype *hap,
   fn = wave_d;
 #endif
 #if WAVE_X86
-  if (k == CPH_REF_AUTO)
-    k = cph_ref_kernel_best();
-  if (k == CPH_REF_WAVE_AVX512 && cph_ref_kernel_available(k))
-    fn = wave_d_avx512;
-  else if (k == CPH_REF_WAVE_AVX2 && cph_ref_kernel_available(k))
-    fn = wave_d_avx2;
+  const int x = wave_x86(k);
+  fn = x == 2 ? wave_d_avx512 : x == 1 ? wave_d_avx2 : fn;
 #else
   (void)k;
 #endif
