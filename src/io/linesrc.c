@@ -49,21 +49,23 @@ static int too_long(cph_linesrc *s) {
 /* Control bytes can never be part of a valid file; rejecting them here
  * gives a compressed or binary file one clear message instead of a
  * confusing token error later. */
+static int is_control(unsigned char c) {
+  return (c < 0x20) & (c != '\t') & (c != '\r');
+}
+
 static int check_text(cph_linesrc *s, const char *line, size_t from,
                       size_t to) {
   /* One pass without an exit first, which compilers vectorise (the parse
    * of a HaplotypeCaller-sized file is a few passes over 200 MB); the
    * byte-by-byte loop below only runs to name a bad byte. */
   unsigned bad = 0;
-  for (size_t i = from; i < to; i++) {
-    const unsigned char c = (unsigned char)line[i];
-    bad |= (c < 0x20) & (c != '\t') & (c != '\r');
-  }
+  for (size_t i = from; i < to; i++)
+    bad |= (unsigned)is_control((unsigned char)line[i]);
   if (!bad)
     return 0;
   for (size_t i = from; i < to; i++) {
     unsigned char c = (unsigned char)line[i];
-    if (c < 0x20 && c != '\t' && c != '\r') {
+    if (is_control(c)) {
       s->error = cph_error(
           CLPHMM_ERROR_PARSE,
           "%s:%zu: binary data (byte 0x%02x at column %zu); expected a "
