@@ -273,10 +273,11 @@ typedef float4 realv;
  * arithmetic instead of delaying it (lane 0 takes the next symbol from the
  * haplotype words w, w_next).
  *
- * MULTI (a constant) selects the multi-tile copy of the loop: lane 0 takes
- * the row above from the boundary row (prefetched one step ahead) and the
- * last lane writes its row there; the single-tile copy starts from row 0
- * and only sums. Both copies sum: a tile's sums are reset at its start, so
+ * MULTI (a constant) selects the multi-tile copy of the loop (1): lane 0
+ * takes the row above from the boundary row (prefetched one step ahead) and
+ * the last lane writes its row there; the single-tile copy (0) starts from
+ * row 0 and only sums; 2 is the ring's copy (RING) and 3 a split pair's
+ * (SPLIT below: reads of the boundary rows bypass caches). Both copies sum: a tile's sums are reset at its start, so
  * after the last tile they hold the pair's. */
 #define STEP(R, MULTI, NEG)                                                    \
   {                                                                            \
@@ -284,9 +285,9 @@ typedef float4 realv;
     uint nsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
     const int j = (int)(s + (R)) - (int)lane + 1;                              \
-    if ((MULTI) == 1) {                                                        \
+    if ((MULTI) == 1 || (MULTI) == 3) {                                        \
       bcur = bnext;                                                            \
-      bnext = BOUND_IN(s + (R) + 1, NEG);                                      \
+      bnext = BOUND_IN(s + (R) + 1, NEG, MULTI);                               \
     } else if ((MULTI) == 2) {                                                 \
       bcur = bnext;                                                            \
       bnext = RING_IN(s, (R) + 1);                                             \
@@ -306,7 +307,7 @@ typedef float4 realv;
       sum_m += M[C - 1];                                                       \
       sum_x += X[C - 1];                                                       \
     }                                                                          \
-    if ((MULTI) == 1 && lane == G - 1 && j >= 1 &&                             \
+    if (((MULTI) == 1 || (MULTI) == 3) && lane == G - 1 && j >= 1 &&           \
         (!(NEG) || j <= (int)nsteps))                                          \
       bnd[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);             \
     if ((MULTI) == 2 && lane == G - 1)                                         \
@@ -326,10 +327,11 @@ typedef float4 realv;
  * real tile in a later slot of a round, its row above the last of a tile
  * of padding; zeros there lost the start of every path in column 1, up
  * to 0.4% of a result, found on PoCL with two tile slots). */
-#define BOUND_IN(k, NEG)                                                       \
+#define BOUND_IN(k, NEG, MULTI)                                                \
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
-       : bnd[min((uint)(k), bound_cols - 1)])
+       : (MULTI) == 3 ? bvol[min((uint)(k), bound_cols - 1)]                  \
+                      : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
  * unsigned where they cannot be negative: that keeps the NVIDIA compiler's
@@ -342,8 +344,8 @@ typedef float4 realv;
 #define FIRST_STEP(s, MULTI, NEG)                                              \
   {                                                                            \
     w = HWORD((s) / 4, NEG);                                                   \
-    if ((MULTI) == 1)                                                          \
-      bnext = BOUND_IN(s, NEG);                                                \
+    if ((MULTI) == 1 || (MULTI) == 3)                                          \
+      bnext = BOUND_IN(s, NEG, MULTI);                                         \
     else if ((MULTI) == 2)                                                     \
       bnext = RING_IN(s, 0);                                                   \
     sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                                  \
@@ -432,6 +434,7 @@ typedef float4 realv;
     for (uint gs = 0; gs < gsteps; gs += 4) {                                  \
       const int s = (int)gs + s0;                                              \
       BLOCK4(MULTI, MULTI);                                                    \
+      SPLIT_POINT(gs + 4);                                                     \
       barrier(CLK_GLOBAL_MEM_FENCE);                                           \
     }                                                                          \
   }
@@ -467,31 +470,104 @@ typedef float4 realv;
     RING_STORE(last, nsteps - last);                                           \
   }
 
+/* The barrier after a block of four steps ending at global step gs:
+ * concurrent tiles need it (sync); a split round (MULTI 3) needs one at
+ * each of its points. */
+#define IDLE_BARRIER(MULTI, gs)                                                \
+  {                                                                            \
+    const int point_ = (MULTI) == 3 && (gs) % SPLIT_Q == 0;                    \
+    if (point_)                                                                \
+      SPLIT_POINT(gs);                                                         \
+    if (sync || point_)                                                        \
+      barrier(CLK_GLOBAL_MEM_FENCE);                                           \
+  }
+
 /* The same round where a tile, and a slot past the round's tiles, idles at
  * the barriers outside its own steps (NVIDIA, AMD: their barriers count
  * arrivals, wherever in the code they come from; the host gives each slot
  * whole warps, as the shuffles need). Without concurrent tiles, no
  * barriers. */
-#define TILE_STEPS_IDLE()                                                      \
+#define TILE_STEPS_IDLE(MULTI)                                                 \
   {                                                                            \
     const uint gsteps = nsteps + (nconc - 1) * LAG;                            \
     const int active = tslot < nconc, sync = coop > 1;                         \
     const uint pre = active ? tslot * LAG : gsteps;                            \
     for (uint gs = 0; gs < pre; gs += 4)                                       \
-      if (sync)                                                                \
-        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
+      IDLE_BARRIER(MULTI, gs + 4);                                             \
     if (active) {                                                              \
       TILE_STATE;                                                              \
-      FIRST_STEP(0u, 1, 0);                                                    \
+      FIRST_STEP(0u, MULTI, 0);                                                \
       for (uint s = 0; s < nsteps; s += 4) {                                   \
-        BLOCK4(1, 0);                                                          \
-        if (sync)                                                              \
-          barrier(CLK_GLOBAL_MEM_FENCE);                                       \
+        BLOCK4(MULTI, 0);                                                      \
+        IDLE_BARRIER(MULTI, pre + s + 4);                                      \
       }                                                                        \
     }                                                                          \
     for (uint gs = pre + (active ? nsteps : 0); gs < gsteps; gs += 4)          \
-      if (sync)                                                                \
-        barrier(CLK_GLOBAL_MEM_FENCE);                                         \
+      IDLE_BARRIER(MULTI, gs + 4);                                             \
+  }
+
+/* Split pairs (split.x = W > 1 parts): W work-groups share each group of
+ * pairs, part p running rounds p, p + W, p + 2W, ... A round's tiles
+ * write their boundary row to buffer (round mod W) of the pair's W, and
+ * its first tile reads the row of the round above from buffer (round - 1)
+ * mod W, as that round's work-group writes it: round r+1 runs while round
+ * r is still computing, W rounds of a pair at once on W compute units
+ * instead of one (the long suite's largest pairs, 4e8 cells each, bounded
+ * a whole call by themselves).
+ *
+ * Progress flags (one 64-bit word per group and round, the launch's epoch
+ * in the upper half, so that no launch needs them cleared): every SPLIT_Q
+ * steps all work-items fence their global writes, and after a barrier
+ * work-item 0 publishes how many columns of the round's boundary row are
+ * written (from the last slot's step) and waits until the round above has
+ * published the columns its next SPLIT_Q steps read (need). Buffer
+ * (round mod W) is next written by round + W, whose first column comes
+ * after round + 1 has read the same column (every round waits for the one
+ * above), so W buffers suffice for W >= 2. Reads of a split pair's
+ * boundary rows are volatile: another compute unit wrote them, and a line
+ * left in this unit's cache from an earlier round would be stale.
+ *
+ * Work-groups take their (group, part) from a ticket drawn at their start
+ * (an atomic counter, per launch from split.w on), not from their index:
+ * a part waits only for rounds of lower tickets, which had started, so
+ * they run or have finished (a device need only hold W work-groups at once;
+ * the host splits only where it holds more). A round ends with DONE or, when
+ * the early exit stopped its pairs or the round above had stopped, STOP;
+ * rounds running below a stopped round see STOP as "all columns written",
+ * compute on what the rows hold (values written earlier: finite) and stop
+ * after their round without writing sums. */
+#define SPLIT_Q 32
+#define SPLIT_DONE 0xfffffff0u
+#define SPLIT_STOP 0xffffffffu
+#define SPLIT_MARK(n) (((ulong)split.z << 32) | (ulong)(n))
+/* Work-item 0 waits until the round above has published `need` columns,
+ * DONE or STOP. */
+#define SPLIT_WAIT(need)                                                       \
+  {                                                                            \
+    const ulong want_ = SPLIT_MARK(need);                                      \
+    while (*above_flag < want_)                                                \
+      ;                                                                        \
+  }
+/* Columns of the round's boundary row written before global step gs: the
+ * last slot (from step pre_last on) writes column index k at its step
+ * k + G - 1. */
+#define SPLIT_HAVE(gs)                                                         \
+  ((gs) >= pre_last + G - 1 ? min((gs) - pre_last - G + 1, split_cols) : 0u)
+/* A split point at global step gs (a multiple of SPLIT_Q), before a
+ * barrier that every work-item reaches: every work-item fences its global
+ * writes; work-item 0 publishes the columns written before the previous
+ * point (whose barrier followed every work-item's fence), then waits for
+ * what the next SPLIT_Q steps read of the round above. The barrier after
+ * it holds the others until then. */
+#define SPLIT_POINT(gs)                                                        \
+  if (split.x > 1 && (gs) % SPLIT_Q == 0) {                                    \
+    mem_fence(CLK_GLOBAL_MEM_FENCE);                                           \
+    if (lid == 0) {                                                            \
+      *my_flag = SPLIT_MARK(SPLIT_HAVE((gs) - SPLIT_Q));                       \
+      if (round > 0)                                                           \
+        SPLIT_WAIT(min((gs) + SPLIT_Q + 4, split_cols));                       \
+      mem_fence(CLK_GLOBAL_MEM_FENCE);                                         \
+    }                                                                          \
   }
 
 /* The early exits (CPH_EXIT): after each round but the last, the slot of
@@ -562,11 +638,16 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         const uint coop /* tile slots, dividing the lane groups */,
         /* This launch's first pair slot and work-group in pairs, groups
          * and sums: the launches of a chunk share those buffers. */
-        const uint first_slot, const uint first_group) {
+        const uint first_slot, const uint first_group,
+        /* Split pairs (see SPLIT_Q): the ticket counter, then per group
+         * and round a progress flag; (parts W, rounds per group, epoch,
+         * the launch's first ticket). W = 1: not split, sync unused. */
+        volatile __global uint *sync, const uint4 split) {
   __local realv emis[LG * SLOT_STRIDE];
 #if CPH_EXIT
   __local int exit_all;
 #endif
+  __local uint split_word; /* the ticket, then the round above's end */
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
@@ -575,10 +656,17 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint lid = get_local_id(0);
   const uint lane = lid % G;
   const uint slot = lid / G;
+  /* The group of pairs and part of it (split pairs: from the ticket). */
+  const uint W = split.x;
+  if (lid == 0)
+    split_word = W > 1 ? atomic_inc(sync) - split.w : (uint)get_group_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint gidx = W > 1 ? split_word / W : split_word;
+  const uint part = W > 1 ? split_word % W : 0u;
   /* Lane group `slot` computes tile slot tslot of pair slot pslot. */
   const uint ppw = LG / coop; /* pairs per work-group */
   const uint tslot = slot / ppw, pslot = slot % ppw;
-  const uint pair = get_group_id(0) * ppw + pslot;
+  const uint pair = gidx * ppw + pslot;
 #if RING
   __local real4 *const rin = ring_in[slot], *const rout = ring_out[slot];
 #endif
@@ -587,7 +675,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   sums += (CPH_SCALED ? 2 : 1) * (size_t)first_slot;
   const uint4 pr = pairs[pair];
   const uint R = pr.y, H = pr.w;
-  const uint2 grp = groups[get_group_id(0)];
+  const uint2 grp = groups[gidx];
   const uint ntiles = grp.x, nsteps = grp.y;
   const uint pad = ntiles * TILE - R;
   const real init = H > 0 ? SCALE / (real)H : (real)0;
@@ -595,27 +683,54 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * word of NONE that every later step reads again. */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
-  __global real4 *bnd = bound + (size_t)pair * bound_cols;
+  /* The pair's boundary rows: W of them when split (round r writes row
+   * r mod W, and its reads go through bvol: the first slot's from row
+   * (r - 1) mod W). */
+  __global real4 *const rows0 = bound + (size_t)pair * W * bound_cols;
+  __global real4 *bnd = rows0;
+  volatile __global const real4 *bvol = rows0;
+  volatile __global ulong *const flags =
+      (volatile __global ulong *)(sync + 2) + (size_t)gidx * split.y;
+  volatile __global ulong *my_flag = flags, *above_flag = flags;
+  /* Columns of a boundary row the round below reads: 1..H at least. */
+  const uint split_cols = nsteps + 1 > G ? nsteps + 1 - G : 0u;
 
   DECLARE_COEFS;
   real M[C], X[C], T[C]; /* T: Y (exact form) or y (fast forms) */
   real sum_m = 0, sum_x = 0, sum = 0;
   int stop = 0; /* the early exit stopped the work-group's pairs */
+  int told = 0; /* a split round above had stopped them */
+  uint last_round = UINT_MAX; /* this work-group's last round (none) */
 
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
    * condition: PoCL cannot form work-group regions around it otherwise.) */
-  if (ntiles > 1 && tslot == 0)
-    for (uint c = lane; c < nsteps; c += G)
-      bnd[c] = (real4)(0, 0, init, 0);
+  if (ntiles > 1 && tslot == 0 && part == 0)
+    for (uint b = 0; b < W; b++)
+      for (uint c = lane; c < nsteps; c += G)
+        rows0[(size_t)b * bound_cols + c] = (real4)(0, 0, init, 0);
   barrier(CLK_GLOBAL_MEM_FENCE);
   const uint nrounds = (ntiles + coop - 1) / coop;
-  for (uint round = 0; round < nrounds && !stop; round++) {
+  for (uint round = part; round < nrounds && !stop; round += W) {
     const uint tile = round * coop + tslot;
     /* Tiles running in this round; slots past them compute padding. */
     const uint nconc = min(coop, ntiles - round * coop);
+    const uint pre_last = (nconc - 1) * LAG;
+    last_round = round;
+    if (W > 1) {
+      bnd = rows0 + (size_t)(round % W) * bound_cols;
+      bvol = tslot == 0 ? rows0 + (size_t)((round + W - 1) % W) * bound_cols
+                        : bnd;
+      my_flag = flags + round;
+      above_flag = flags + (round > 0 ? round - 1 : 0);
+    }
     LOAD_TILE_ROWS();
-    barrier(CLK_LOCAL_MEM_FENCE);
+    /* A split round's first columns of the round above. */
+    if (W > 1 && lid == 0 && round > 0) {
+      SPLIT_WAIT(min((uint)SPLIT_Q + 4, split_cols));
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
@@ -626,24 +741,46 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
      * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
       TILE_STEPS_SINGLE()
-#if RING /* the host runs CPH_SEQ variants with coop = 1 */
+#if RING /* the host runs CPH_SEQ variants with coop = 1, never split */
     else
       TILE_STEPS_RING()
 #else
+    else if (W > 1)
+      TILE_STEPS_IDLE(3)
     else
-      TILE_STEPS_IDLE()
+      TILE_STEPS_IDLE(1)
 #endif
 #else
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
-    const int multi = ntiles > 1;
+    const int multi = ntiles == 1 ? 0 : W > 1 ? 3 : 1;
     TILE_STEPS(multi)
 #endif
+    if (W > 1)
+      mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
 #if CPH_EXIT
     EXIT_VOTE();
 #endif
+    if (W > 1) {
+      /* The round's end: whether the round above had stopped, then this
+       * round's DONE or STOP (the fence above preceded the barriers). */
+      if (lid == 0) {
+        uint above_stopped = 0;
+        if (round > 0) {
+          SPLIT_WAIT(SPLIT_DONE);
+          above_stopped = *above_flag == SPLIT_MARK(SPLIT_STOP);
+        }
+        *my_flag =
+            SPLIT_MARK(stop || above_stopped ? SPLIT_STOP : SPLIT_DONE);
+        split_word = above_stopped;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      told = split_word != 0;
+      stop = stop || told;
+      barrier(CLK_LOCAL_MEM_FENCE); /* before split_word's next use */
+    }
   }
   /* The slot of the pair's last tile holds its sums. A stopped pair's
    * sums: after the bound's exit (-1, 0), which the host rescues (its sum
@@ -651,7 +788,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * are never -0: they add non-negative numbers to +0), which is the
    * pair's sum and which the host counts. */
   const real stopped = CPH_EXIT == 1 ? (real)-1 : (real)-0.0;
-  if (lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
+  /* (Split: the part that ran the last round, or that stopped the pair.) */
+  const int writes = !told && (stop || last_round == nrounds - 1);
+  if (writes && lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
 #if CPH_SCALED
     sums[2 * pair] = stop ? stopped : sum_m; /* weighted by the host */
     sums[2 * pair + 1] = stop ? (CPH_EXIT == 1 ? (real)0 : (real)-0.0) : sum_x;

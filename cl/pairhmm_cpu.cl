@@ -158,8 +158,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
                                 the last row's sums of m and x) */
         __global real4 *bound, /* per pair slot, bound_cols columns */
         const uint bound_cols, const int per_column, const uint coop,
-        const uint first_slot, const uint first_group) {
+        const uint first_slot, const uint first_group,
+        /* Split pairs (cl/pairhmm.cl): never on vector variants. */
+        volatile __global uint *sync, const uint4 split) {
   (void)coop;
+  (void)sync;
+  (void)split;
   pairs += first_slot;
   groups += first_group;
   sums += (CPH_SCALED ? 2 : 1) * (size_t)first_slot;

@@ -326,6 +326,10 @@ typedef struct clphmm_stats {
    * may stop them as well and is counted again). The results are those of
    * computing every row (README, "Long reads"). */
   uint64_t underflow_stops;
+  /* Pairs whose rounds of tiles ran on several work-groups at once (split
+   * pairs: few long pairs on GPUs; README, "Long reads"; $CLPHMM_SPLIT).
+   * A pair of the rescue or the exact pass counts again there. */
+  uint64_t split_pairs;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

@@ -1038,6 +1038,72 @@ static void test_underflow_stops(test_rng *rng) {
   gen_free(&g);
 }
 
+/* Split pairs (cl/pairhmm.cl, SPLIT_Q): a pair's rounds of tiles on two
+ * work-groups at once, which pass boundary rows and progress flags through
+ * global memory. The underflow test's pairs (some stop on rows of zeros,
+ * in a round whose successor is already running) and pairs carried by
+ * insertions, in double mode and in float mode (its first pass with the
+ * bound's exit, the rescue and the exact pass), on 2 and 4 tile slots:
+ * bit-identical to the same launches unsplit, equal to the reference, and
+ * the split pairs counted. (PoCL runs work-groups on as many threads as
+ * the CPU has cores; a split needs two at once.) */
+static void test_split_pairs(test_rng *rng) {
+  gen g = {0};
+  for (size_t k = 0; k < 10; k++)
+    add_mismatch_batch(&g, 560 + 40 * k, 200 + 20 * k, k % 2 ? 45 : 10);
+  for (int k = 0; k < 6; k++) {
+    size_t len = test_rng_range(rng, 100, 700);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1, 0);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  for (int m = 0; m < 2; m++) {
+    const clphmm_precision p =
+        m ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
+    for (unsigned coop = 2; coop <= 4; coop *= 2) {
+      clphmm_context *on = NULL, *off = NULL;
+      const char *list = "4x4/64,8x8/64";
+      if (open_exit_in(p, list, list, 1, &on) <= 0)
+        break;
+      if (open_exit_in(p, list, list, 1, &off) <= 0) {
+        clphmm_context_destroy(on);
+        break;
+      }
+      if (on->eng[0]->dev.info.compute_units < 2) {
+        printf("split pairs: skipped (one compute unit)\n");
+        clphmm_context_destroy(on);
+        clphmm_context_destroy(off);
+        break;
+      }
+      on->eng[0]->max_coop = off->eng[0]->max_coop = coop;
+      on->eng[0]->split_parts = 2;
+      off->eng[0]->split_parts = 1;
+      char what[64];
+      snprintf(what, sizeof what, "split pairs, %u tile slots", coop);
+      compare(on, &g, what);
+      double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
+      clphmm_stats sa, sb;
+      clphmm_context_stats(on, &sa);
+      clphmm_context_stats(off, &sb);
+      CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+            "%s: results differ split and unsplit", what);
+      CHECK(sa.split_pairs > 0 && sb.split_pairs == 0,
+            "%s: %llu pairs split, %llu unsplit", what,
+            (unsigned long long)sa.split_pairs,
+            (unsigned long long)sb.split_pairs);
+      printf("%-9s %s: %zu pairs, %llu split, %llu stopped, as unsplit\n",
+             m ? "float" : "double", what, n,
+             (unsigned long long)sa.split_pairs,
+             (unsigned long long)(sa.underflow_stops + sa.early_exits));
+      free(a);
+      free(b);
+      clphmm_context_destroy(on);
+      clphmm_context_destroy(off);
+    }
+  }
+  gen_free(&g);
+}
+
 /* Concurrent tiles where a pair's first real tile starts a later slot of
  * a round: its padding (the rows that make it as long as its work-group's
  * longest pair) is a whole number of tiles, not a multiple of the slots.
@@ -1204,6 +1270,7 @@ int main(void) {
   if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA")) {
     test_early_exit(&rng);
     test_underflow_stops(&rng);
+    test_split_pairs(&rng);
     test_padded_tiles();
   }
   test_subnormal_rescue();

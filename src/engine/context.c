@@ -169,6 +169,12 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
   if (!st)
     st = env_chunk_cells(&ctx->chunk_cells);
+  if (!st)
+    st = env_count("CLPHMM_SPLIT", 1, CPH_SPLIT_MAX_PARTS, "parts",
+                   &ctx->split_parts);
+  if (!st && !ctx->split_parts)
+    ctx->split_parts =
+        dev->info.type == CLPHMM_DEVICE_GPU ? CPH_SPLIT_DEFAULT_PARTS : 1;
   uint64_t pack = CPH_PACK_DEFAULT_BYTES, early_flush = 1;
   uint64_t spin_us = 0;
   if (!st)
@@ -313,8 +319,9 @@ void cph_engine_release(cph_engine *ctx) {
   if (ctx->queue)
     cph_cl.Finish(ctx->queue);
   cph_devset *d = &ctx->d;
-  cph_devbuf *all[] = {&d->raw,   &d->reads,  &d->hcodes, &d->rows, &d->weights,
-                       &d->pairs, &d->groups, &d->sums,   &d->bound};
+  cph_devbuf *all[] = {&d->raw,     &d->reads, &d->hcodes, &d->rows,
+                       &d->weights, &d->pairs, &d->groups, &d->sums,
+                       &d->bound,   &d->sync};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     cph_devbuf_release(all[i]);
   for (int f = 0; f < 3; f++)

@@ -23,6 +23,7 @@
  * the chunks one after the other, so one set serves them all). */
 typedef struct cph_devset {
   cph_devbuf raw, reads, hcodes, rows, weights, pairs, groups, sums, bound;
+  cph_devbuf sync;         /* split pairs' ticket and flags, zeroed when made */
   cph_devbuf tables[3][2]; /* [flavor][scaled]: cl/prep.cl's tables */
   cph_pack in, out; /* small chunks' inputs and outputs (engine/pack.h) */
 } cph_devset;
@@ -70,8 +71,14 @@ typedef struct cph_engine {
   clphmm_precision precision;
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
-  uint64_t seq_fill; /* long reads' pairs that fill the device on the
-                        long-read variant (cph_plan_bin_long; tests set 0) */
+  /* Parts of a split pair (cl/pairhmm.cl, SPLIT_Q): launches of concurrent
+   * tiles split each pair over this many work-groups ($CLPHMM_SPLIT; 1:
+   * never; schedule.c launch_split), and the epoch and next ticket of the
+   * split launches' progress flags (launch.c). */
+  unsigned split_parts;
+  uint32_t split_epoch, split_ticket;
+  uint64_t seq_fill;         /* long reads' pairs that fill the device on the
+                                long-read variant (cph_plan_bin_long; tests set 0) */
   uint64_t max_device_bytes; /* planning bound for one chunk and launch */
   /* [set]: CPH_SET_FLOAT, _DOUBLE, _EXACT (float mode's exact double,
    * planned where the rescue uses the scaled form: n = 0 otherwise) */

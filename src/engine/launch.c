@@ -72,7 +72,7 @@ static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
 }
 
 /* Set the arguments of k that differ from those in `cache` (values of at
- * most 8 bytes, n <= CPH_MAX_ARGS). */
+ * most 16 bytes, n <= CPH_MAX_ARGS). */
 static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
                               const size_t *sizes, const void *const *values) {
   const unsigned long gen = cph_devbuf_generation();
@@ -81,9 +81,10 @@ static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
     cache->gen = gen;
   }
   for (size_t a = 0; a < n; a++) {
-    uint64_t v = 0;
-    memcpy(&v, values[a], sizes[a]);
-    if ((cache->set >> a & 1) && cache->v[a] == v)
+    uint64_t v[2] = {0, 0};
+    memcpy(v, values[a], sizes[a]);
+    if ((cache->set >> a & 1) && cache->v[a][0] == v[0] &&
+        cache->v[a][1] == v[1])
       continue;
     cl_int err = cph_cl.SetKernelArg(k, (cl_uint)a, sizes[a], values[a]);
     if (err != CL_SUCCESS) {
@@ -91,7 +92,8 @@ static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
       return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clSetKernelArg", err,
                          "setting kernel arguments");
     }
-    cache->v[a] = v;
+    cache->v[a][0] = v[0];
+    cache->v[a][1] = v[1];
     cache->set |= 1u << a;
   }
   return CLPHMM_SUCCESS;
@@ -172,6 +174,35 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
+/* The split pairs' ticket counter and flags (cl/pairhmm.cl, SPLIT_Q), of
+ * at least `bytes`: a new buffer starts as zeros (flags of epoch 0, which
+ * no launch uses, and the counter at 0). The flags carry their launch's
+ * epoch, so launches need not clear them. */
+static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
+  cph_devbuf *b = &ctx->d.sync;
+  if (b->mem && b->cap >= bytes)
+    return CLPHMM_SUCCESS;
+  clphmm_status rc =
+      cph_devbuf_ensure(&ctx->bufs, b, bytes, "allocating split-pair flags");
+  void *zeros = rc ? NULL : calloc(1, b->cap);
+  if (!rc && !zeros)
+    rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for split flags");
+  if (!rc) {
+    /* Blocking, so that `zeros` may go: it waits for the queue's earlier
+     * commands, but only when the buffer grows. */
+    cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, b->mem, CL_TRUE, 0,
+                                           b->cap, zeros, 0, NULL, NULL);
+    if (err != CL_SUCCESS)
+      rc = cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err,
+                        "clearing split-pair flags");
+  }
+  free(zeros);
+  ctx->split_ticket = 0;
+  if (rc)
+    cph_devbuf_release(b);
+  return rc;
+}
+
 /* The engine's device buffers for the chunk (grown as needed): all of
  * them, or for a packed chunk those outside the packs. */
 static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
@@ -202,6 +233,8 @@ static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   if (!rc)
     rc = cph_devbuf_ensure(c, &d->bound, s->sched.bound_bytes,
                            "allocating tile boundaries");
+  if (!rc && s->sched.sync_bytes)
+    rc = ensure_sync(ctx, s->sched.sync_bytes);
   return rc;
 }
 
@@ -375,19 +408,36 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   const cl_uint first_slot = (cl_uint)L->first_slot,
                 first_group = (cl_uint)L->first_group;
   const cl_int per_column = s->stage.flavor == CPH_JAVA_DOUBLE;
+  /* Split pairs: parts, rounds, a new epoch, the first ticket. */
+  const size_t wgs = L->n_groups * L->split;
+  cl_uint4 split = {{1, 0, 0, 0}};
+  cl_mem sync = NULL;
+  if (L->split > 1) {
+    if (++ctx->split_epoch == 0) /* epoch 0 is the cleared flags' */
+      ctx->split_epoch = 1;
+    split = (cl_uint4){
+        {L->split, L->split_rounds, ctx->split_epoch, ctx->split_ticket}};
+    sync = ctx->d.sync.mem;
+  }
   const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
-  const size_t sizes[] = {sz, sz, sz, sz, sz, sz, sz, u, sizeof per_column,
-                          u,  u,  u};
-  const void *const values[] = {&m->rows,  &m->raw,     &m->hcodes,
-                                &m->pairs, &m->groups,  &m->sums,
-                                &m->bound, &bound_cols, &per_column,
-                                &coop,     &first_slot, &first_group};
+  const size_t sizes[] = {
+      sz, sz, sz, sz, sz,          sz, sz, u, sizeof per_column,
+      u,  u,  u,  sz, sizeof split};
+  const void *const values[] = {
+      &m->rows,    &m->raw,      &m->hcodes,  &m->pairs,   &m->groups,
+      &m->sums,    &m->bound,    &bound_cols, &per_column, &coop,
+      &first_slot, &first_group, &sync,       &split};
   cph_kernel *kn = (cph_kernel *)L->k; /* its argument cache changes */
   cl_kernel k = kn->kernel;
-  clphmm_status rc = set_args(k, &kn->args, 12, sizes, values);
+  clphmm_status rc = set_args(k, &kn->args, 14, sizes, values);
   if (!rc)
-    rc = run_kernel(ctx, s, k, L->n_groups * L->k->variant.wg, L->k->variant.wg,
+    rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
                     CPH_EV_KERNEL, L->bin);
+  /* Every work-group of the launch draws one ticket. */
+  if (!rc && L->split > 1) {
+    ctx->split_ticket += (uint32_t)wgs;
+    ctx->stats.split_pairs += L->n_jobs;
+  }
   return rc;
 }
 

@@ -91,6 +91,7 @@ static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->rescued_pairs += e->rescued_pairs;
   t->early_exits += e->early_exits;
   t->underflow_stops += e->underflow_stops;
+  t->split_pairs += e->split_pairs;
   t->cpu_pairs += e->cpu_pairs;
   t->exact_pairs += e->exact_pairs;
   t->launches += e->launches;

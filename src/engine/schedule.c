@@ -299,12 +299,26 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
   return same < full ? coop : 1;
 }
 
+/* Work-groups per group of pairs for a launch with `coop` tile slots. Only
+ * launches of concurrent tiles (few long pairs) split: there a pair's
+ * rounds run one after the other on one compute unit, and the largest
+ * pairs of the long suite (4e8 cells) took as long as all the rest (two
+ * GPUs, each with half of the pairs, took as long as one). A split pair
+ * needs its parts on the device at once, so the device must hold more
+ * work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q). */
+static unsigned launch_split(const cph_engine *ctx, unsigned coop) {
+  const unsigned parts = ctx->split_parts;
+  if (coop < 2 || parts < 2 || ctx->dev.info.compute_units < parts)
+    return 1;
+  return parts;
+}
+
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
  * many jobs as fit the cells per launch and the boundary scratch, and,
  * with concurrent tiles, would run with as many slots. */
 static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
                          const uint64_t *keys, size_t n, size_t start,
-                         const cph_variant *v, unsigned coop) {
+                         const cph_variant *v, unsigned coop, unsigned split) {
   const uint64_t ppw = cph_variant_pairs(v) / coop, real = stage->real_size;
   uint64_t bound_cap = MAX_BOUND_BYTES;
   if (ctx->dev.max_alloc_bytes && ctx->dev.max_alloc_bytes < bound_cap)
@@ -329,7 +343,7 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
     uint32_t mh = jb->H > max_h ? jb->H : max_h;
     uint32_t mt = t > max_tiles ? t : max_tiles;
     uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
-    uint64_t bound = mt > 1 ? slots * 4 * (mh + v->g + 5ull) * real : 0;
+    uint64_t bound = mt > 1 ? slots * split * 4 * (mh + v->g + 5ull) * real : 0;
     if (end > start && (cells + c > ctx->max_cells || bound > bound_cap ||
                         (coop > 1 && job_coop(ctx, jb, v) != coop)))
       break;
@@ -435,10 +449,15 @@ static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
     }
     /* Lane 0 reads the boundary at columns 1..steps (stored from 0). */
     L->bound_cols = max_tiles > 1 ? max_steps : 0;
+    L->split_rounds = (max_tiles + L->coop - 1) / L->coop;
     const size_t bound =
-        (size_t)L->n_slots * 4 * L->bound_cols * stage->real_size;
+        (size_t)L->n_slots * L->split * 4 * L->bound_cols * stage->real_size;
     if (bound > s->bound_bytes)
       s->bound_bytes = bound;
+    /* The ticket counter (and a word of padding), then the flags. */
+    const size_t sync = 8 + 8 * (size_t)L->n_groups * L->split_rounds;
+    if (L->split > 1 && sync > s->sync_bytes)
+      s->sync_bytes = sync;
   }
   free(blocks);
   return CLPHMM_SUCCESS;
@@ -475,8 +494,9 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const cph_kernel *k = kernels[bin];
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
-    const size_t end =
-        launch_end(ctx, stage, s->keys, bin_end, start, &k->variant, coop);
+    const unsigned split = launch_split(ctx, coop);
+    const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
+                                  &k->variant, coop, split);
     cph_launch *L = add_launch(s);
     if (!L)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
@@ -484,6 +504,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     L->k = k;
     L->bin = counted ? (int)bin : -1;
     L->coop = coop;
+    L->split = split;
     L->n_jobs = end - start;
     L->n_groups = (L->n_jobs + ppw - 1) / ppw;
     L->n_slots = L->n_groups * ppw;
@@ -499,6 +520,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
 clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *s) {
   s->n_launches = s->n_slots = s->n_groups = s->bound_bytes = 0;
+  s->sync_bytes = 0;
   const cph_kernel *kernels[CPH_MAX_VARIANTS] = {0};
   /* Its parts show in CLPHMM_TRACE (slot -1: they run inside "schedule"). */
   double t = cph_now();

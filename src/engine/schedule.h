@@ -13,11 +13,18 @@
 
 typedef struct cph_engine cph_engine;
 
+/* Split pairs (cl/pairhmm.cl, SPLIT_Q): the parts of each pair of a launch
+ * of concurrent tiles on GPUs, and the most $CLPHMM_SPLIT may ask. */
+#define CPH_SPLIT_DEFAULT_PARTS 4
+#define CPH_SPLIT_MAX_PARTS 64
+
 /* One launch of a chunk. */
 typedef struct cph_launch {
   const cph_kernel *k;
-  int bin;       /* index in the context's per-bin statistics, -1: none */
-  unsigned coop; /* tile slots (cph_variant_coop) */
+  int bin;        /* index in the context's per-bin statistics, -1: none */
+  unsigned coop;  /* tile slots (cph_variant_coop) */
+  unsigned split; /* work-groups per group of pairs (1: not split) */
+  uint32_t split_rounds; /* rounds of its groups' pairs, at most */
   size_t first_slot, n_slots, first_group, n_groups;
   uint32_t bound_cols; /* 0 when no pair needs more than one tile */
   size_t n_jobs;
@@ -31,6 +38,7 @@ typedef struct cph_sched {
   cph_hostbuf groups; /* per work-group: (tiles, steps) */
   size_t n_slots, n_groups;
   size_t bound_bytes; /* the largest launch's boundary rows */
+  size_t sync_bytes;  /* the largest split launch's ticket and flags */
   /* Sorting scratch. */
   uint64_t *keys, *tmp;
   size_t cap_keys;

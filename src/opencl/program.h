@@ -111,10 +111,10 @@ cph_variant cph_variant_fit(const cph_variant *v, int dbl,
  * NVIDIA's driver, and a small call launches a few kernels of 12
  * arguments). Valid while `gen` equals cph_devbuf_generation(): a buffer
  * made or released since may reuse an old handle's value. */
-#define CPH_MAX_ARGS 12
+#define CPH_MAX_ARGS 14
 typedef struct cph_args {
-  uint64_t v[CPH_MAX_ARGS];
-  unsigned set; /* bit a: v[a] is argument a's value */
+  uint64_t v[CPH_MAX_ARGS][2]; /* values of up to 16 bytes */
+  unsigned set;                /* bit a: v[a] is argument a's value */
   unsigned long gen;
 } cph_args;
 
