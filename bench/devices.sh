@@ -29,10 +29,10 @@ timeout 600 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
   timeout 600 cmake --build "$BUILD" -j "$(nproc)" >/dev/null ||
   { echo "bench/devices.sh: build failed" >&2; exit 1; }
 
-NGPU=$("$BENCH" --list 2>/dev/null | grep -c '^  type: gpu')
+NGPU=$("$BENCH" --list 2>/dev/null | grep -c '^  type: *gpu')
 NAME=$("$BENCH" --list 2>/dev/null | awk '
   /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name) }
-  /^  type: gpu/ { print name; exit }')
+  /^  type: *gpu/ { print name; exit }')
 say "# clphmm on several GPUs: commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 say "# devices: $NGPU x $NAME"
 command -v nvidia-smi >/dev/null &&

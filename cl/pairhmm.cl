@@ -330,8 +330,8 @@ typedef float4 realv;
 #define BOUND_IN(k, NEG, MULTI)                                                \
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
-       : (MULTI) == 3 ? bvol[min((uint)(k), bound_cols - 1)]                  \
-                      : bnd[min((uint)(k), bound_cols - 1)])
+       : (MULTI) == 3 && tslot == 0 ? bvol[min((uint)(k), bound_cols - 1)]    \
+                                    : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
  * unsigned where they cannot be negative: that keeps the NVIDIA compiler's
@@ -523,9 +523,9 @@ typedef float4 realv;
  * published the columns its next SPLIT_Q steps read (need). Buffer
  * (round mod W) is next written by round + W, whose first column comes
  * after round + 1 has read the same column (every round waits for the one
- * above), so W buffers suffice for W >= 2. Reads of a split pair's
- * boundary rows are volatile: another compute unit wrote them, and a line
- * left in this unit's cache from an earlier round would be stale.
+ * above), so W buffers suffice for W >= 2. A round's first slot reads
+ * the row above volatile: another compute unit wrote it, and a line left
+ * in this unit's cache from an earlier round would be stale.
  *
  * Work-groups take their (group, part) from a ticket drawn at their start
  * (an atomic counter, per launch from split.w on), not from their index:
@@ -684,8 +684,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
   /* The pair's boundary rows: W of them when split (round r writes row
-   * r mod W, and its reads go through bvol: the first slot's from row
-   * (r - 1) mod W). */
+   * r mod W; its first slot reads row (r - 1) mod W through bvol, the
+   * others read row r mod W as usual: only this work-group writes it, so
+   * this compute unit's cache holds no stale line of it). */
   __global real4 *const rows0 = bound + (size_t)pair * W * bound_cols;
   __global real4 *bnd = rows0;
   volatile __global const real4 *bvol = rows0;
@@ -719,8 +720,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     last_round = round;
     if (W > 1) {
       bnd = rows0 + (size_t)(round % W) * bound_cols;
-      bvol = tslot == 0 ? rows0 + (size_t)((round + W - 1) % W) * bound_cols
-                        : bnd;
+      bvol = rows0 + (size_t)((round + W - 1) % W) * bound_cols;
       my_flag = flags + round;
       above_flag = flags + (round > 0 ? round - 1 : 0);
     }

@@ -299,18 +299,39 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
   return same < full ? coop : 1;
 }
 
-/* Work-groups per group of pairs for a launch with `coop` tile slots. Only
- * launches of concurrent tiles (few long pairs) split: there a pair's
- * rounds run one after the other on one compute unit, and the largest
- * pairs of the long suite (4e8 cells) took as long as all the rest (two
- * GPUs, each with half of the pairs, took as long as one). A split pair
- * needs its parts on the device at once, so the device must hold more
- * work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q). */
-static unsigned launch_split(const cph_engine *ctx, unsigned coop) {
-  const unsigned parts = ctx->split_parts;
-  if (coop < 2 || parts < 2 || ctx->dev.info.compute_units < parts)
+/* Work-groups per group of pairs for the launch of keys[start..n) with
+ * `coop` tile slots. Only launches of concurrent tiles (few long pairs)
+ * split: there a pair's rounds run one after the other on one compute
+ * unit, and a launch lasts at least as long as its largest pair. On the
+ * H100 the long suite's largest pairs (4.2e8 cells) took as long as all the
+ * rest: two GPUs, each with half of the pairs, took as long as one. Split
+ * rounds cost more per step (the flags, the volatile reads), so by default
+ * (split_parts 0) a pair is split only as far as it exceeds the launch's
+ * cells per work-group the device runs at once (estimated as
+ * CPH_SPLIT_GROUPS_PER_UNIT per compute unit), at most
+ * CPH_SPLIT_DEFAULT_PARTS. A split pair needs its parts on the device at
+ * once, so the device must hold more work-groups than a pair has parts
+ * (cl/pairhmm.cl, SPLIT_Q). */
+static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
+                             const uint64_t *keys, size_t start, size_t n,
+                             unsigned coop) {
+  const unsigned units = ctx->dev.info.compute_units;
+  if (coop < 2 || ctx->split_parts == 1 || units < 2)
     return 1;
-  return parts;
+  if (ctx->split_parts) /* $CLPHMM_SPLIT */
+    return ctx->split_parts <= units ? ctx->split_parts : 1;
+  uint64_t total = 0, most = 0;
+  for (size_t i = start; i < n; i++) {
+    const cph_job *jb = &stage->jobs[key_job(keys[i])];
+    const uint64_t c = (uint64_t)jb->R * jb->H;
+    total += c;
+    most = c > most ? c : most;
+  }
+  const uint64_t share = total / ((uint64_t)units * CPH_SPLIT_GROUPS_PER_UNIT);
+  uint64_t parts = share ? (most + share - 1) / share : 1;
+  if (parts > CPH_SPLIT_DEFAULT_PARTS)
+    parts = CPH_SPLIT_DEFAULT_PARTS;
+  return parts > 1 ? (unsigned)parts : 1;
 }
 
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
@@ -494,7 +515,8 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const cph_kernel *k = kernels[bin];
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
-    const unsigned split = launch_split(ctx, coop);
+    const unsigned split =
+        launch_split(ctx, stage, s->keys, start, bin_end, coop);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);

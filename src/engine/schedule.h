@@ -13,10 +13,13 @@
 
 typedef struct cph_engine cph_engine;
 
-/* Split pairs (cl/pairhmm.cl, SPLIT_Q): the parts of each pair of a launch
- * of concurrent tiles on GPUs, and the most $CLPHMM_SPLIT may ask. */
+/* Split pairs (cl/pairhmm.cl, SPLIT_Q; schedule.c launch_split): the most
+ * parts a launch takes by default and the most $CLPHMM_SPLIT may ask, and
+ * the work-groups a compute unit is taken to run at once (the long-read
+ * variants' registers allow two on the H100). */
 #define CPH_SPLIT_DEFAULT_PARTS 4
 #define CPH_SPLIT_MAX_PARTS 64
+#define CPH_SPLIT_GROUPS_PER_UNIT 2
 
 /* One launch of a chunk. */
 typedef struct cph_launch {

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Split pairs (cl/pairhmm.cl, SPLIT_Q) on a GPU in one call: build clphmm
+# (Release), then time --suite long and the 7e9-cell long-read file with
+# CLPHMM_SPLIT = each of PARTS (1: never split), float and double, taking
+# turns for ROUNDS rounds, and check the long suite at 1e9 cells against the
+# CPU reference with the default. Prints each run's table and stages, and a
+# summary of wall-time medians; one text file goes to
+# bench/results/<device>-<date>-split-<commit>.txt (and to $OUT).
+#
+#   bench/split.sh [--device SPEC]
+#
+# Environment: BUILD (default build-bench), PARTS (default "1 2 4 8"),
+# ROUNDS (default 2), REPS (default 3), STEP_TIMEOUT (default 120), COMMIT.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+DEVICE=gpu
+[ "${1:-}" = --device ] && DEVICE=$2
+BUILD=${BUILD:-build-bench}
+PARTS=${PARTS:-1 2 4 8} ROUNDS=${ROUNDS:-2} REPS=${REPS:-3}
+STEP_TIMEOUT=${STEP_TIMEOUT:-120}
+COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+BENCH=$BUILD/tools/clphmm-bench
+LOG=$(mktemp) WALLS=$(mktemp)
+trap 'rm -f "$LOG" "$WALLS"' EXIT
+say() { echo "$*" | tee -a "$LOG"; }
+
+timeout 600 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+  -DCLPHMM_BUILD_TESTS=OFF >/dev/null &&
+  timeout 600 cmake --build "$BUILD" -j "$(nproc)" >/dev/null ||
+  { echo "bench/split.sh: build failed" >&2; exit 1; }
+NAME=$("$BENCH" --list 2>/dev/null | awk -v t="$DEVICE" '
+  /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name); if (!first) first = name }
+  /^  type:/ && $2 == t"," && !found { found = name }
+  END { print found ? found : first }')
+say "# clphmm split pairs: commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ) device=$NAME ($DEVICE)"
+say "# command: bench/split.sh (PARTS=\"$PARTS\" ROUNDS=$ROUNDS REPS=$REPS)"
+
+# one TITLE PARTS ARGS...: a clphmm-bench run; its median wall to WALLS.
+one() {
+  local title=$1 parts=$2 out
+  shift 2
+  say ""
+  say "## $title, CLPHMM_SPLIT=$parts"
+  local env=(env CLPHMM_SPLIT="$parts")
+  [ "$parts" = default ] && env=(env -u CLPHMM_SPLIT)
+  out=$("${env[@]}" timeout "$STEP_TIMEOUT" "$BENCH" --device "$DEVICE" \
+    --no-startup -v "$@" 2>&1 | grep -v '^      bin')
+  say "$out"
+  echo "$out" | awk -v w="$title" -v p="$parts" '$1 ~ /^[0-9]+$/ && NF >= 8 {
+      for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print w "|" p "|" $(i + 1); exit } }' >>"$WALLS"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+  for p in $PARTS; do
+    one "long float" "$p" --suite long -n "$REPS"
+    one "long double" "$p" --suite long -p double -n "$REPS"
+    one "7e9 float" "$p" --synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9 -n "$REPS"
+  done
+done
+one "long 1e9 checked, float" default --suite long --scale 0.01 --check -n 1
+one "long 1e9 checked, double" default --suite long --scale 0.01 --check -p double -n 1
+
+say ""
+say "## summary: median wall seconds over rounds"
+for w in "long float" "long double" "7e9 float"; do
+  line=$(printf "%-12s" "$w")
+  for p in $PARTS; do
+    m=$(awk -F'|' -v w="$w" -v p="$p" '$1 == w && $2 == p { print $3 }' "$WALLS" |
+      sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+    line="$line  split=$p ${m:-?}"
+  done
+  say "$line"
+done
+
+DEV=$(echo "$NAME" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40)
+DEST=bench/results/${DEV:-device}-$(date -u +%Y-%m-%d)-split-$COMMIT.txt
+cp "$LOG" "$DEST"
+echo "bench/split.sh: wrote $DEST" >&2
+[ -n "${OUT:-}" ] && cp "$DEST" "$OUT/"
+exit 0
