@@ -1047,6 +1047,42 @@ static void test_underflow_stops(test_rng *rng) {
  * bit-identical to the same launches unsplit, equal to the reference, and
  * the split pairs counted. (PoCL runs work-groups on as many threads as
  * the CPU has cores; a split needs two at once.) */
+/* The default (schedule.c launch_split): a launch splits where its largest
+ * pair holds more than its share of the work-groups the device runs at
+ * once (one 2,000 x 2,000 pair among three small ones), not where its
+ * pairs are alike (four pairs of 600 x 400). */
+static void test_split_policy(void) {
+  gen big = {0}, alike = {0};
+  add_mismatch_batch(&big, 2000, 2000, 10);
+  for (size_t k = 0; k < 3; k++)
+    add_mismatch_batch(&big, 300, 200, 10);
+  for (size_t k = 0; k < 4; k++)
+    add_mismatch_batch(&alike, 600, 400, 10);
+  const char *list = "4x4/64,8x8/64";
+  for (int w = 0; w < 2; w++) {
+    const gen *g = w ? &alike : &big;
+    clphmm_context *ctx = NULL;
+    if (open_exit_in(CLPHMM_PRECISION_DOUBLE, list, list, 1, &ctx) <= 0)
+      break;
+    if (ctx->eng[0]->dev.info.compute_units >= 2) {
+      ctx->eng[0]->max_coop = 2;
+      ctx->eng[0]->split_parts = 0; /* the GPUs' default */
+      compare(ctx, g,
+              w ? "split by default, pairs alike"
+                : "split by default, one large pair");
+      clphmm_stats st;
+      clphmm_context_stats(ctx, &st);
+      CHECK(w ? st.split_pairs == 0 : st.split_pairs > 0,
+            "split by default: %llu pairs split (%s)",
+            (unsigned long long)st.split_pairs,
+            w ? "pairs alike: none expected" : "one large pair: expected");
+    }
+    clphmm_context_destroy(ctx);
+  }
+  gen_free(&big);
+  gen_free(&alike);
+}
+
 static void test_split_pairs(test_rng *rng) {
   gen g = {0};
   for (size_t k = 0; k < 10; k++)
@@ -1102,6 +1138,7 @@ static void test_split_pairs(test_rng *rng) {
     }
   }
   gen_free(&g);
+  test_split_policy();
 }
 
 /* Concurrent tiles where a pair's first real tile starts a later slot of

@@ -331,6 +331,8 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
   uint64_t parts = share ? (most + share - 1) / share : 1;
   if (parts > CPH_SPLIT_DEFAULT_PARTS)
     parts = CPH_SPLIT_DEFAULT_PARTS;
+  if (parts > units)
+    parts = units;
   return parts > 1 ? (unsigned)parts : 1;
 }
 
