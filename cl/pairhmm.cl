@@ -330,7 +330,7 @@ typedef float4 realv;
 #define BOUND_IN(k, NEG, MULTI)                                                \
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
-       : (MULTI) == 3 && tslot == 0 ? SPLIT_RING(k)                           \
+       : (MULTI) == 3 && tslot == 0 ? bvol[min((uint)(k), bound_cols - 1)]    \
                                     : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
@@ -356,8 +356,6 @@ typedef float4 realv;
 #define BLOCK4(MULTI, NEG)                                                     \
   {                                                                            \
     const uint w_next = HWORD(s / 4 + 1, NEG);                                 \
-    if ((MULTI) == 3)                                                          \
-      SPLIT_FETCH((uint)s + 8u + lane, lane - 1u < 4u);                        \
     STEP(0, MULTI, NEG);                                                       \
     STEP(1, MULTI, NEG);                                                       \
     STEP(2, MULTI, NEG);                                                       \
@@ -473,13 +471,14 @@ typedef float4 realv;
   }
 
 /* The barrier after a block of four steps ending at global step gs:
- * concurrent tiles need it (sync), and a split round (MULTI 3: its points
- * and its read-ahead ring). */
+ * concurrent tiles need it (sync); a split round (MULTI 3) needs one at
+ * each of its points. */
 #define IDLE_BARRIER(MULTI, gs)                                                \
   {                                                                            \
-    if ((MULTI) == 3 && (gs) % SPLIT_Q == 0)                                   \
+    const int point_ = (MULTI) == 3 && (gs) % SPLIT_Q == 0;                    \
+    if (point_)                                                                \
       SPLIT_POINT(gs);                                                         \
-    if (sync || (MULTI) == 3)                                                  \
+    if (sync || point_)                                                        \
       barrier(CLK_GLOBAL_MEM_FENCE);                                           \
   }
 
@@ -525,12 +524,8 @@ typedef float4 realv;
  * (round mod W) is next written by round + W, whose first column comes
  * after round + 1 has read the same column (every round waits for the one
  * above), so W buffers suffice for W >= 2. A round's first slot reads
- * the row above volatile (another compute unit wrote it, and a line left
- * in this unit's cache from an earlier round would be stale), two blocks
- * of steps ahead: in each block lanes 1..4 load columns 9..12 steps on
- * into a ring of 16 in local memory, which lane 0 reads (per step, a
- * volatile read from the second-level cache took longer than the step:
- * split rounds ran slower than whole ones on the H100).
+ * the row above volatile: another compute unit wrote it, and a line left
+ * in this unit's cache from an earlier round would be stale.
  *
  * Work-groups take their (group, part) from a ticket drawn at their start
  * (an atomic counter, per launch from split.w on), not from their index:
@@ -542,14 +537,6 @@ typedef float4 realv;
  * compute on what the rows hold (values written earlier: finite) and stop
  * after their round without writing sums. */
 #define SPLIT_Q 32
-/* Slots with a read-ahead ring: lane groups of 8 or more lanes (the host
- * splits only those; narrower groups never tile long reads). */
-#define SPLIT_SLOTS (G >= 8 ? LG : 1)
-#define SPLIT_RING(k) sring[slot][(uint)(k) & 15u]
-/* Lane `lane` of a first slot, where `on`, reads column index k ahead. */
-#define SPLIT_FETCH(k, on)                                                     \
-  if (tslot == 0 && (on) && G >= 8)                                            \
-  SPLIT_RING(k) = bvol[min((uint)(k), bound_cols - 1)]
 #define SPLIT_DONE 0xfffffff0u
 #define SPLIT_STOP 0xffffffffu
 #define SPLIT_MARK(n) (((ulong)split.z << 32) | (ulong)(n))
@@ -578,7 +565,7 @@ typedef float4 realv;
     if (lid == 0) {                                                            \
       *my_flag = SPLIT_MARK(SPLIT_HAVE((gs) - SPLIT_Q));                       \
       if (round > 0)                                                           \
-        SPLIT_WAIT(min((gs) + SPLIT_Q + 12, split_cols));                      \
+        SPLIT_WAIT(min((gs) + SPLIT_Q + 4, split_cols));                       \
       mem_fence(CLK_GLOBAL_MEM_FENCE);                                         \
     }                                                                          \
   }
@@ -661,7 +648,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __local int exit_all;
 #endif
   __local uint split_word; /* the ticket, then the round above's end */
-  __local real4 sring[SPLIT_SLOTS][16]; /* split rounds' read-ahead */
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
@@ -741,15 +727,10 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     LOAD_TILE_ROWS();
     /* A split round's first columns of the round above. */
     if (W > 1 && lid == 0 && round > 0) {
-      SPLIT_WAIT(min((uint)SPLIT_Q + 12, split_cols));
+      SPLIT_WAIT(min((uint)SPLIT_Q + 4, split_cols));
       mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    /* ... and the read-ahead ring's first columns, 0..12. */
-    if (W > 1)
-      for (uint k = lane; k <= 12u; k += G)
-        SPLIT_FETCH(k, 1);
-    barrier(CLK_LOCAL_MEM_FENCE);
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;

@@ -314,10 +314,9 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * (cl/pairhmm.cl, SPLIT_Q). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
-                             const cph_variant *v, unsigned coop) {
+                             unsigned coop) {
   const unsigned units = ctx->dev.info.compute_units;
-  /* (Lane groups of 8 or more: those with read-ahead rings.) */
-  if (coop < 2 || v->g < 8 || ctx->split_parts == 1 || units < 2)
+  if (coop < 2 || ctx->split_parts == 1 || units < 2)
     return 1;
   if (ctx->split_parts) /* $CLPHMM_SPLIT */
     return ctx->split_parts <= units ? ctx->split_parts : 1;
@@ -519,7 +518,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
     const unsigned split =
-        launch_split(ctx, stage, s->keys, start, bin_end, &k->variant, coop);
+        launch_split(ctx, stage, s->keys, start, bin_end, coop);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);

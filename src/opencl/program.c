@@ -140,8 +140,6 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
     bytes += (size_t)(wg / v->g) * (3 * 32 + 1) * 4 * real;
   if (v->shuffle == CPH_SHUFFLE_LOCAL)
     bytes += (size_t)wg * (3 * real + 4);
-  /* Split rounds' read-ahead rings (cl/pairhmm.cl, SPLIT_SLOTS). */
-  bytes += (size_t)(v->g >= 8 ? wg / v->g : 1) * 16 * 4 * real;
   return bytes;
 }
 
