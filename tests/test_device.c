@@ -1048,23 +1048,25 @@ static void test_underflow_stops(test_rng *rng) {
  * the split pairs counted. (PoCL runs work-groups on as many threads as
  * the CPU has cores; a split needs two at once.) */
 /* The default (schedule.c launch_split): a launch splits where its largest
- * pair holds more than its share of the work-groups the device runs at
- * once (one 2,000 x 2,000 pair among three small ones), not where its
- * pairs are alike (four pairs of 600 x 400). */
+ * pair holds far more than its share of the work-groups the device runs at
+ * once (one 2,000 x 2,000 pair among three small ones, on a device of
+ * two compute units or more), not where its pairs are alike (pairs of 600
+ * x 400, twice as many as the device runs at once). */
 static void test_split_policy(void) {
   gen big = {0}, alike = {0};
   add_mismatch_batch(&big, 2000, 2000, 10);
   for (size_t k = 0; k < 3; k++)
     add_mismatch_batch(&big, 300, 200, 10);
-  for (size_t k = 0; k < 4; k++)
-    add_mismatch_batch(&alike, 600, 400, 10);
   const char *list = "4x4/64,8x8/64";
   for (int w = 0; w < 2; w++) {
     const gen *g = w ? &alike : &big;
     clphmm_context *ctx = NULL;
     if (open_exit_in(CLPHMM_PRECISION_DOUBLE, list, list, 1, &ctx) <= 0)
       break;
-    if (ctx->eng[0]->dev.info.compute_units >= 2) {
+    const unsigned units = ctx->eng[0]->dev.info.compute_units;
+    for (size_t k = 0; w && k < 2 * CPH_SPLIT_GROUPS_PER_UNIT * units; k++)
+      add_mismatch_batch(&alike, 600, 400, 10);
+    if (units >= 2 && units <= 1024) {
       ctx->eng[0]->max_coop = 2;
       ctx->eng[0]->split_parts = 0; /* the GPUs' default */
       compare(ctx, g,
