@@ -990,10 +990,16 @@ static void test_devices(void) {
  * names the variable and the value; an empty value is the default. */
 static void test_bad_settings(void) {
   static const char *const cases[][2] = {
-      {"CLPHMM_WAIT_SPIN_US", "abc"},    {"CLPHMM_WAIT_SPIN_US", "2000000"},
-      {"CLPHMM_WAIT_SPIN_US", "-5"},     {"CLPHMM_EARLY_FLUSH", "2"},
-      {"CLPHMM_PACK_BYTES", "1e6"},      {"CLPHMM_HOST_THREADS", "0"},
-      {"CLPHMM_CONCURRENT_TILES", "x3"}, {"CLPHMM_CHUNK_CELLS", "0"},
+      {"CLPHMM_WAIT_SPIN_US", "abc"},
+      {"CLPHMM_WAIT_SPIN_US", "2000000"},
+      {"CLPHMM_WAIT_SPIN_US", "-5"},
+      {"CLPHMM_EARLY_FLUSH", "2"},
+      {"CLPHMM_PACK_BYTES", "1e6"},
+      {"CLPHMM_HOST_THREADS", "0"},
+      {"CLPHMM_CONCURRENT_TILES", "x3"},
+      {"CLPHMM_CHUNK_CELLS", "0"},
+      {"CLPHMM_SPLIT", "0"},
+      {"CLPHMM_SPLIT", "65"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *name = cases[i][0], *value = cases[i][1];
