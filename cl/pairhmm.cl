@@ -330,7 +330,7 @@ typedef float4 realv;
 #define BOUND_IN(k, NEG, MULTI)                                                \
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
-       : (MULTI) == 3 && tslot == 0 ? bprev[min((uint)(k), bound_cols - 1)]   \
+       : (MULTI) == 3 && tslot == 0 ? bvol[min((uint)(k), bound_cols - 1)]    \
                                     : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
@@ -524,14 +524,8 @@ typedef float4 realv;
  * (round mod W) is next written by round + W, whose first column comes
  * after round + 1 has read the same column (every round waits for the one
  * above), so W buffers suffice for W >= 2. A round's first slot reads
- * the row above, which another compute unit wrote, with ordinary loads:
- * work-item 0's fence after it saw the flag, and the barrier after that,
- * order the work-group's later loads after the writes the flag publishes
- * (message passing through fences in the GPU memory models; per point, so
- * a line cached from before holds no stale column the next SPLIT_Q steps
- * read). Volatile loads there went to the second-level cache every step
- * and made split rounds slower than whole ones on the H100 (the long
- * suite, two parts: 210 against 177 ms).
+ * the row above volatile: another compute unit wrote it, and a line left
+ * in this unit's cache from an earlier round would be stale.
  *
  * Work-groups take their (group, part) from a ticket drawn at their start
  * (an atomic counter, per launch from split.w on), not from their index:
@@ -690,10 +684,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __global const uint *hw = hcodes + pr.z;
   const uint last_word = (H + 3) / 4;
   /* The pair's boundary rows: W of them when split (round r writes row
-   * r mod W, and its first slot reads row (r - 1) mod W through bprev). */
+   * r mod W; its first slot reads row (r - 1) mod W through bvol, the
+   * others read row r mod W as usual: only this work-group writes it, so
+   * this compute unit's cache holds no stale line of it). */
   __global real4 *const rows0 = bound + (size_t)pair * W * bound_cols;
   __global real4 *bnd = rows0;
-  __global const real4 *bprev = rows0;
+  volatile __global const real4 *bvol = rows0;
   volatile __global ulong *const flags =
       (volatile __global ulong *)(sync + 2) + (size_t)gidx * split.y;
   volatile __global ulong *my_flag = flags, *above_flag = flags;
@@ -724,7 +720,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     last_round = round;
     if (W > 1) {
       bnd = rows0 + (size_t)(round % W) * bound_cols;
-      bprev = rows0 + (size_t)((round + W - 1) % W) * bound_cols;
+      bvol = rows0 + (size_t)((round + W - 1) % W) * bound_cols;
       my_flag = flags + round;
       above_flag = flags + (round > 0 ? round - 1 : 0);
     }

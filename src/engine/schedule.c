@@ -305,9 +305,10 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * unit, and a launch lasts at least as long as its largest pair. On the
  * H100 the long suite's largest pairs (4.2e8 cells) took as long as all the
  * rest: two GPUs, each with half of the pairs, took as long as one. Split
- * rounds cost a little more per step (the flags and fences), so by default
- * (split_parts 0) a launch splits only where its largest pair holds more
- * than CPH_SPLIT_MIN_EXCESS times its cells per work-group the device runs
+ * rounds cost more per step (the flags, the volatile reads: the long suite
+ * on one H100 took 210 ms split in two, 201 whole), so by default
+ * (split_parts 0) a launch splits only where its largest pair holds at
+ * least CPH_SPLIT_MIN_EXCESS times its cells per work-group the device runs
  * at once (estimated as CPH_SPLIT_GROUPS_PER_UNIT per compute unit), into
  * as many parts as it exceeds that share, at most CPH_SPLIT_DEFAULT_PARTS. A
  * split pair needs its parts on the device at once, so the device must hold
@@ -328,7 +329,7 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
     most = c > most ? c : most;
   }
   const uint64_t share = total / ((uint64_t)units * CPH_SPLIT_GROUPS_PER_UNIT);
-  if (most <= CPH_SPLIT_MIN_EXCESS * share)
+  if (most < CPH_SPLIT_MIN_EXCESS * share)
     return 1;
   uint64_t parts = share ? (most + share - 1) / share : 1;
   if (parts > CPH_SPLIT_DEFAULT_PARTS)

@@ -20,7 +20,7 @@ typedef struct cph_engine cph_engine;
 #define CPH_SPLIT_DEFAULT_PARTS 4
 #define CPH_SPLIT_MAX_PARTS 64
 #define CPH_SPLIT_GROUPS_PER_UNIT 2
-#define CPH_SPLIT_MIN_EXCESS 1
+#define CPH_SPLIT_MIN_EXCESS 2
 
 /* One launch of a chunk. */
 typedef struct cph_launch {
