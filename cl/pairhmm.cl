@@ -507,8 +507,7 @@ typedef float4 realv;
   }
 
 /* Split pairs (split.x = W > 1 parts): W work-groups share each group of
- * pairs, each claiming its next round from the group's counter (an atomic
- * increment) when it has finished the last one. A round's tiles
+ * pairs, part p running rounds p, p + W, p + 2W, ... A round's tiles
  * write their boundary row to buffer (round mod W) of the pair's W, and
  * its first tile reads the row of the round above from buffer (round - 1)
  * mod W, as that round's work-group writes it: round r+1 runs while round
@@ -528,20 +527,15 @@ typedef float4 realv;
  * the row above volatile: another compute unit wrote it, and a line left
  * in this unit's cache from an earlier round would be stale.
  *
- * A round waits only for the round above, which a running work-group
- * claimed before it (or which has finished), so every schedule makes
- * progress: a device that runs one work-group at a time (PoCL may run a
- * small launch on one thread) runs a group's rounds in order on whichever
- * work-group claimed the first, and the others find none left. (Rounds
- * striped over parts by their index waited for parts not yet started,
- * and hung there.) At most W rounds of a group are in flight, one per
- * work-group. The host clears the counters before each launch (split.w:
- * where the flags start, in uints). A round ends with DONE or, when
+ * Work-groups take their (group, part) from a ticket drawn at their start
+ * (an atomic counter, per launch from split.w on), not from their index:
+ * a part waits only for rounds of lower tickets, which had started, so
+ * they run or have finished (a device need only hold W work-groups at once;
+ * the host splits only where it holds more). A round ends with DONE or, when
  * the early exit stopped its pairs or the round above had stopped, STOP;
  * rounds running below a stopped round see STOP as "all columns written",
  * compute on what the rows hold (values written earlier: finite) and stop
- * after their round without writing sums; a stop also moves the counter
- * past the last round, so that no round starts after it. */
+ * after their round without writing sums. */
 #define SPLIT_Q 32
 #define SPLIT_DONE 0xfffffff0u
 #define SPLIT_STOP 0xffffffffu
@@ -645,16 +639,15 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
         /* This launch's first pair slot and work-group in pairs, groups
          * and sums: the launches of a chunk share those buffers. */
         const uint first_slot, const uint first_group,
-        /* Split pairs (see SPLIT_Q): per group a round counter, then per
-         * group and round a progress flag; (parts W, rounds per group,
-         * epoch, the flags' offset in uints). W = 1: not split, sync
-         * unused. */
+        /* Split pairs (see SPLIT_Q): the ticket counter, then per group
+         * and round a progress flag; (parts W, rounds per group, epoch,
+         * the launch's first ticket). W = 1: not split, sync unused. */
         volatile __global uint *sync, const uint4 split) {
   __local realv emis[LG * SLOT_STRIDE];
 #if CPH_EXIT
   __local int exit_all;
 #endif
-  __local uint split_word; /* a claimed round, or the round above's end */
+  __local uint split_word; /* the ticket, then the round above's end */
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
@@ -663,9 +656,13 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint lid = get_local_id(0);
   const uint lane = lid % G;
   const uint slot = lid / G;
-  /* The group of pairs (split: W work-groups each). */
+  /* The group of pairs and part of it (split pairs: from the ticket). */
   const uint W = split.x;
-  const uint gidx = get_group_id(0) / W;
+  if (lid == 0)
+    split_word = W > 1 ? atomic_inc(sync) - split.w : (uint)get_group_id(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint gidx = W > 1 ? split_word / W : split_word;
+  const uint part = W > 1 ? split_word % W : 0u;
   /* Lane group `slot` computes tile slot tslot of pair slot pslot. */
   const uint ppw = LG / coop; /* pairs per work-group */
   const uint tslot = slot / ppw, pslot = slot % ppw;
@@ -693,9 +690,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   __global real4 *const rows0 = bound + (size_t)pair * W * bound_cols;
   __global real4 *bnd = rows0;
   volatile __global const real4 *bvol = rows0;
-  volatile __global uint *const claims = sync + gidx;
   volatile __global ulong *const flags =
-      (volatile __global ulong *)(sync + split.w) + (size_t)gidx * split.y;
+      (volatile __global ulong *)(sync + 2) + (size_t)gidx * split.y;
   volatile __global ulong *my_flag = flags, *above_flag = flags;
   /* Columns of a boundary row the round below reads: 1..H at least. */
   const uint split_cols = nsteps + 1 > G ? nsteps + 1 - G : 0u;
@@ -707,22 +703,16 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   int told = 0; /* a split round above had stopped them */
   uint last_round = UINT_MAX; /* this work-group's last round (none) */
 
+  /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
+   * of a boundary row is stored at j - 1. (The barrier stays outside the
+   * condition: PoCL cannot form work-group regions around it otherwise.) */
+  if (ntiles > 1 && tslot == 0 && part == 0)
+    for (uint b = 0; b < W; b++)
+      for (uint c = lane; c < nsteps; c += G)
+        rows0[(size_t)b * bound_cols + c] = (real4)(0, 0, init, 0);
+  barrier(CLK_GLOBAL_MEM_FENCE);
   const uint nrounds = (ntiles + coop - 1) / coop;
-  /* The first round (split: claimed). (Barriers stay outside conditions:
-   * PoCL cannot form work-group regions around them otherwise.) */
-  if (lid == 0)
-    split_word = W > 1 ? atomic_inc(claims) : 0u;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  uint round = split_word;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  while (round < nrounds && !stop) {
-    /* The row above the first tile is row 0: M = X = 0, Y = init. Column
-     * j of a boundary row is stored at j - 1. (Split: all W rows, before
-     * this round publishes anything.) */
-    if (round == 0 && ntiles > 1 && tslot == 0)
-      for (uint b = 0; b < W; b++)
-        for (uint c = lane; c < nsteps; c += G)
-          rows0[(size_t)b * bound_cols + c] = (real4)(0, 0, init, 0);
+  for (uint round = part; round < nrounds && !stop; round += W) {
     const uint tile = round * coop + tslot;
     /* Tiles running in this round; slots past them compute padding. */
     const uint nconc = min(coop, ntiles - round * coop);
@@ -791,15 +781,6 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
       stop = stop || told;
       barrier(CLK_LOCAL_MEM_FENCE); /* before split_word's next use */
     }
-    /* The next round: claimed (after a stop, none starts), or the next. */
-    if (lid == 0) {
-      if (W > 1 && stop)
-        atomic_max(claims, nrounds);
-      split_word = W > 1 ? atomic_inc(claims) : round + 1;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    round = split_word;
-    barrier(CLK_LOCAL_MEM_FENCE);
   }
   /* The slot of the pair's last tile holds its sums. A stopped pair's
    * sums: after the bound's exit (-1, 0), which the host rescues (its sum
@@ -807,7 +788,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * are never -0: they add non-negative numbers to +0), which is the
    * pair's sum and which the host counts. */
   const real stopped = CPH_EXIT == 1 ? (real)-1 : (real)-0.0;
-  /* (Split: the work-group that ran the last round or stopped the pair.) */
+  /* (Split: the part that ran the last round, or that stopped the pair.) */
   const int writes = !told && (stop || last_round == nrounds - 1);
   if (writes && lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {
 #if CPH_SCALED

@@ -338,9 +338,6 @@ void cph_engine_release(cph_engine *ctx) {
   }
   cph_pack_release(&d->in);
   cph_pack_release(&d->out);
-  free(ctx->split_zeros); /* (the queue has finished) */
-  ctx->split_zeros = NULL;
-  ctx->split_zeros_n = 0;
 }
 
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,

@@ -73,13 +73,10 @@ typedef struct cph_engine {
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
   /* Parts of a split pair (cl/pairhmm.cl, SPLIT_Q): launches of concurrent
    * tiles split each pair over this many work-groups ($CLPHMM_SPLIT; 1:
-   * never; 0: per launch, schedule.c launch_split), the epoch of the split
-   * launches' progress flags, and zeros that clear their round counters
-   * (launch.c). */
+   * never; 0: per launch, schedule.c launch_split), and the epoch and next
+   * ticket of the split launches' progress flags (launch.c). */
   unsigned split_parts;
-  uint32_t split_epoch;
-  uint32_t *split_zeros;
-  size_t split_zeros_n;
+  uint32_t split_epoch, split_ticket;
   uint64_t seq_fill;         /* long reads' pairs that fill the device on the
                                 long-read variant (cph_plan_bin_long; tests set 0) */
   uint64_t max_device_bytes; /* planning bound for one chunk and launch */

@@ -174,10 +174,10 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
-/* The split pairs' round counters and flags (cl/pairhmm.cl, SPLIT_Q), of
+/* The split pairs' ticket counter and flags (cl/pairhmm.cl, SPLIT_Q), of
  * at least `bytes`: a new buffer starts as zeros (flags of epoch 0, which
- * no launch uses). The flags carry their launch's epoch, so launches need
- * not clear them; the counters are cleared per launch (clear_claims). */
+ * no launch uses, and the counter at 0). The flags carry their launch's
+ * epoch, so launches need not clear them. */
 static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
   cph_devbuf *b = &ctx->d.sync;
   if (b->mem && b->cap >= bytes)
@@ -197,6 +197,7 @@ static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
                         "clearing split-pair flags");
   }
   free(zeros);
+  ctx->split_ticket = 0;
   if (rc)
     cph_devbuf_release(b);
   return rc;
@@ -401,49 +402,21 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   return rc;
 }
 
-/* Clear a split launch's round counters, one per group, from the
- * engine's zeros (kept until the engine is released: the copy does not
- * block). */
-static clphmm_status clear_claims(cph_engine *ctx, size_t n_groups) {
-  if (n_groups > ctx->split_zeros_n) {
-    /* Earlier copies may still read the old zeros. */
-    cl_int err = cph_cl.Finish(ctx->queue);
-    if (err != CL_SUCCESS)
-      return cph_buf_fail(&ctx->bufs, "clFinish", err, "clearing split pairs");
-    uint32_t *z = calloc(n_groups, sizeof *z);
-    if (!z)
-      return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                       "no memory for %zu split groups", n_groups);
-    free(ctx->split_zeros);
-    ctx->split_zeros = z;
-    ctx->split_zeros_n = n_groups;
-  }
-  cl_int err =
-      cph_cl.EnqueueWriteBuffer(ctx->queue, ctx->d.sync.mem, CL_FALSE, 0,
-                                4 * n_groups, ctx->split_zeros, 0, NULL, NULL);
-  return err == CL_SUCCESS ? CLPHMM_SUCCESS
-                           : cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer",
-                                          err, "clearing split pairs");
-}
-
 static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
                             const chunk_mems *m) {
   const cl_uint bound_cols = L->bound_cols, coop = L->coop;
   const cl_uint first_slot = (cl_uint)L->first_slot,
                 first_group = (cl_uint)L->first_group;
   const cl_int per_column = s->stage.flavor == CPH_JAVA_DOUBLE;
-  /* Split pairs: parts, rounds, a new epoch, where the flags start. */
+  /* Split pairs: parts, rounds, a new epoch, the first ticket. */
   const size_t wgs = L->n_groups * L->split;
   cl_uint4 split = {{1, 0, 0, 0}};
   cl_mem sync = NULL;
   if (L->split > 1) {
-    clphmm_status rc = clear_claims(ctx, L->n_groups);
-    if (rc)
-      return rc;
     if (++ctx->split_epoch == 0) /* epoch 0 is the cleared flags' */
       ctx->split_epoch = 1;
-    split = (cl_uint4){{L->split, L->split_rounds, ctx->split_epoch,
-                        (cl_uint)cph_split_flags_at(L->n_groups)}};
+    split = (cl_uint4){
+        {L->split, L->split_rounds, ctx->split_epoch, ctx->split_ticket}};
     sync = ctx->d.sync.mem;
   }
   const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
@@ -460,8 +433,11 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   if (!rc)
     rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
                     CPH_EV_KERNEL, L->bin);
-  if (!rc && L->split > 1)
+  /* Every work-group of the launch draws one ticket. */
+  if (!rc && L->split > 1) {
+    ctx->split_ticket += (uint32_t)wgs;
     ctx->stats.split_pairs += L->n_jobs;
+  }
   return rc;
 }
 

@@ -310,19 +310,17 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * (split_parts 0) a launch splits only where its largest pair holds at
  * least CPH_SPLIT_MIN_EXCESS times its cells per work-group the device runs
  * at once (estimated as CPH_SPLIT_GROUPS_PER_UNIT per compute unit), into
- * as many parts as it exceeds that share, at most CPH_SPLIT_DEFAULT_PARTS
- * and the compute units. (Split rounds run in any schedule, one work-group
- * at a time included: cl/pairhmm.cl, SPLIT_Q.) */
+ * as many parts as it exceeds that share, at most CPH_SPLIT_DEFAULT_PARTS. A
+ * split pair needs its parts on the device at once, so the device must hold
+ * more work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
                              unsigned coop) {
   const unsigned units = ctx->dev.info.compute_units;
-  if (coop < 2 || ctx->split_parts == 1)
+  if (coop < 2 || ctx->split_parts == 1 || units < 2)
     return 1;
   if (ctx->split_parts) /* $CLPHMM_SPLIT */
-    return ctx->split_parts;
-  if (units < 2)
-    return 1;
+    return ctx->split_parts <= units ? ctx->split_parts : 1;
   uint64_t total = 0, most = 0;
   for (size_t i = start; i < n; i++) {
     const cph_job *jb = &stage->jobs[key_job(keys[i])];
@@ -482,9 +480,8 @@ static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
         (size_t)L->n_slots * L->split * 4 * L->bound_cols * stage->real_size;
     if (bound > s->bound_bytes)
       s->bound_bytes = bound;
-    /* The round counters (an even number), then the flags. */
-    const size_t sync = 4 * cph_split_flags_at(L->n_groups) +
-                        8 * (size_t)L->n_groups * L->split_rounds;
+    /* The ticket counter (and a word of padding), then the flags. */
+    const size_t sync = 8 + 8 * (size_t)L->n_groups * L->split_rounds;
     if (L->split > 1 && sync > s->sync_bytes)
       s->sync_bytes = sync;
   }

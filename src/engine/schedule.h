@@ -21,11 +21,6 @@ typedef struct cph_engine cph_engine;
 #define CPH_SPLIT_MAX_PARTS 64
 #define CPH_SPLIT_GROUPS_PER_UNIT 2
 #define CPH_SPLIT_MIN_EXCESS 2
-/* Where a split launch's flags start in its sync buffer, in uints: after
- * one round counter per group, 8-byte aligned. */
-static inline size_t cph_split_flags_at(size_t n_groups) {
-  return (n_groups + 1) & ~(size_t)1;
-}
 
 /* One launch of a chunk. */
 typedef struct cph_launch {
@@ -47,7 +42,7 @@ typedef struct cph_sched {
   cph_hostbuf groups; /* per work-group: (tiles, steps) */
   size_t n_slots, n_groups;
   size_t bound_bytes; /* the largest launch's boundary rows */
-  size_t sync_bytes;  /* the largest split launch's counters and flags */
+  size_t sync_bytes;  /* the largest split launch's ticket and flags */
   /* Sorting scratch. */
   uint64_t *keys, *tmp;
   size_t cap_keys;
