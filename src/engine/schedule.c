@@ -312,12 +312,16 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * at once (estimated as CPH_SPLIT_GROUPS_PER_UNIT per compute unit), into
  * as many parts as it exceeds that share, at most CPH_SPLIT_DEFAULT_PARTS. A
  * split pair needs its parts on the device at once, so the device must hold
- * more work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q). */
+ * more work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q), and only
+ * GPUs split: PoCL may run a small launch's work-groups one after the other
+ * on one thread, and a part then waits for a part that never starts (CI
+ * hung so). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
                              unsigned coop) {
   const unsigned units = ctx->dev.info.compute_units;
-  if (coop < 2 || ctx->split_parts == 1 || units < 2)
+  if (coop < 2 || ctx->split_parts == 1 || units < 2 ||
+      ctx->dev.info.type != CLPHMM_DEVICE_GPU)
     return 1;
   if (ctx->split_parts) /* $CLPHMM_SPLIT */
     return ctx->split_parts <= units ? ctx->split_parts : 1;
