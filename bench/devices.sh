@@ -14,6 +14,7 @@
 # default 200), COMMIT (when git is absent), WORKLOADS (default "mix long").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 
 BUILD=${BUILD:-build-bench}
 ROUNDS=${ROUNDS:-3} REPS=${REPS:-3} STEP_TIMEOUT=${STEP_TIMEOUT:-200}
@@ -24,15 +25,10 @@ LOG=$(mktemp) WALLS=$(mktemp)
 trap 'rm -f "$LOG" "$WALLS"' EXIT
 say() { echo "$*" | tee -a "$LOG"; }
 
-timeout 600 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-  -DCLPHMM_BUILD_TESTS=OFF >/dev/null &&
-  timeout 600 cmake --build "$BUILD" -j "$(nproc)" >/dev/null ||
-  { echo "bench/devices.sh: build failed" >&2; exit 1; }
+bench_build "$BUILD" || { echo "bench/devices.sh: build failed" >&2; exit 1; }
 
 NGPU=$("$BENCH" --list 2>/dev/null | grep -c '^  type: *gpu')
-NAME=$("$BENCH" --list 2>/dev/null | awk '
-  /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name) }
-  /^  type: *gpu/ { print name; exit }')
+NAME=$(bench_device_name "$BENCH" gpu)
 say "# clphmm on several GPUs: commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 say "# devices: $NGPU x $NAME"
 command -v nvidia-smi >/dev/null &&
@@ -71,15 +67,13 @@ done
 say ""
 say "## summary: median wall seconds over rounds, one GPU / every GPU"
 for w in $WORKLOADS; do
-  g=$(awk -v w="$w" '$1 == w && $2 == "gpu" { print $3 }' "$WALLS" | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
-  a=$(awk -v w="$w" '$1 == w && $2 == "all" { print $3 }' "$WALLS" | sort -g |
-    awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+  g=$(awk -v w="$w" '$1 == w && $2 == "gpu" { print $3 }' "$WALLS" | bench_median)
+  a=$(awk -v w="$w" '$1 == w && $2 == "all" { print $3 }' "$WALLS" | bench_median)
   say "$(awk -v w="$w" -v g="${g:-0}" -v a="${a:-0}" 'BEGIN {
     printf "%-6s one GPU %.4f s  all GPUs %.4f s  speedup %.2fx\n", w, g, a, (a > 0 ? g / a : 0) }')"
 done
 
-DEV=$(echo "$NAME" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40)
+DEV=$(bench_slug "$NAME")
 DEST=bench/results/${DEV:-device}x$NGPU-$(date -u +%Y-%m-%d)-devices-$COMMIT.txt
 cp "$LOG" "$DEST"
 echo "bench/devices.sh: wrote $DEST" >&2

@@ -20,6 +20,7 @@
 # gpu" to leave out), OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 
 REPS=${REPS:-3} DEVICE=gpu
 while [ $# -gt 0 ]; do
@@ -40,10 +41,7 @@ trap 'rm -f "$LOG"' EXIT
 say() { echo "$*" | tee -a "$LOG"; }
 skip() { case " $SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 
-timeout 600 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-  -DCLPHMM_BUILD_TESTS=OFF >/dev/null &&
-  timeout 600 cmake --build "$BUILD" -j "$(nproc)" >/dev/null ||
-  { echo "bench/long.sh: build failed" >&2; exit 1; }
+bench_build "$BUILD" || { echo "bench/long.sh: build failed" >&2; exit 1; }
 
 # run TITLE ARGS...: one clphmm-bench run, its table and breakdown logged.
 run() {
@@ -60,10 +58,7 @@ run() {
 say "# clphmm long reads: commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 # The device's name: the first listed device of type DEVICE (gpu, cpu),
 # else the first device.
-NAME=$("$BENCH" --list 2>/dev/null | awk -v t="$DEVICE" '
-  /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name); if (!first) first = name }
-  /^  type:/ && $2 == t"," && !found { found = name }
-  END { print found ? found : first }')
+NAME=$(bench_device_name "$BENCH" "$DEVICE")
 DRIVER=$("$BENCH" --list 2>/dev/null | awk -v n="$NAME" '
   /^device [0-9]+:/ { on = index($0, n) > 0 }
   on && /^  version:/ { sub(/^  version: */, ""); print; exit }')
@@ -97,7 +92,7 @@ if ! skip gpu; then
   rm -f "$SBS_LOG"
 fi
 
-DEV=$(echo "$NAME" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40)
+DEV=$(bench_slug "$NAME")
 DEST=bench/results/${DEV:-device}-$(date -u +%Y-%m-%d)-long-$COMMIT.txt
 cp "$LOG" "$DEST"
 echo "bench/long.sh: wrote $DEST" >&2

@@ -13,6 +13,7 @@
 # ROUNDS (default 2), REPS (default 3), STEP_TIMEOUT (default 120), COMMIT.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 DEVICE=gpu
 [ "${1:-}" = --device ] && DEVICE=$2
 BUILD=${BUILD:-build-bench}
@@ -24,14 +25,8 @@ LOG=$(mktemp) WALLS=$(mktemp)
 trap 'rm -f "$LOG" "$WALLS"' EXIT
 say() { echo "$*" | tee -a "$LOG"; }
 
-timeout 600 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-  -DCLPHMM_BUILD_TESTS=OFF >/dev/null &&
-  timeout 600 cmake --build "$BUILD" -j "$(nproc)" >/dev/null ||
-  { echo "bench/split.sh: build failed" >&2; exit 1; }
-NAME=$("$BENCH" --list 2>/dev/null | awk -v t="$DEVICE" '
-  /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name); if (!first) first = name }
-  /^  type:/ && $2 == t"," && !found { found = name }
-  END { print found ? found : first }')
+bench_build "$BUILD" || { echo "bench/split.sh: build failed" >&2; exit 1; }
+NAME=$(bench_device_name "$BENCH" "$DEVICE")
 say "# clphmm split pairs: commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ) device=$NAME ($DEVICE)"
 say "# command: bench/split.sh (PARTS=\"$PARTS\" ROUNDS=$ROUNDS REPS=$REPS)"
 
@@ -66,13 +61,13 @@ for w in "long float" "long double" "7e9 float"; do
   line=$(printf "%-12s" "$w")
   for p in $PARTS; do
     m=$(awk -F'|' -v w="$w" -v p="$p" '$1 == w && $2 == p { print $3 }' "$WALLS" |
-      sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
+      bench_median)
     line="$line  split=$p ${m:-?}"
   done
   say "$line"
 done
 
-DEV=$(echo "$NAME" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40)
+DEV=$(bench_slug "$NAME")
 DEST=bench/results/${DEV:-device}-$(date -u +%Y-%m-%d)-split-$COMMIT.txt
 cp "$LOG" "$DEST"
 echo "bench/split.sh: wrote $DEST" >&2

@@ -978,6 +978,57 @@ static void add_mismatch_batch(gen *g, size_t len, size_t hlen, uint8_t gcp) {
   push_batch(g, (clphmm_batch){r, 1, h, 1});
 }
 
+/* Pairs that stop: ten reads of 'A' against haplotypes of 'C'
+ * (add_mismatch_batch; gap continuation 45, whose rows underflow, or, with
+ * `alternate`, every other one 10, carried by insertions), longer than the
+ * others and enough of them for work-groups of their own (a work-group
+ * stops when all its pairs may), and six random reads of 100..max_len. */
+static void add_stopping_pairs(gen *g, test_rng *rng, int alternate,
+                               size_t max_len) {
+  for (size_t k = 0; k < 10; k++)
+    add_mismatch_batch(g, 560 + 40 * k, 200 + 20 * k,
+                       alternate && k % 2 == 0 ? 10 : 45);
+  for (int k = 0; k < 6; k++) {
+    size_t len = test_rng_range(rng, 100, max_len);
+    add_batch(g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1, 0);
+  }
+}
+
+/* Two contexts of precision p on the test's lane-group variants, with the
+ * early exits on (a) and on or off (b), max_coop `coop` for both. 0 (none
+ * open) when the device has none. */
+static int open_two(clphmm_precision p, int b_exits, unsigned coop,
+                    clphmm_context **a, clphmm_context **b) {
+  const char *list = "4x4/64,8x8/64";
+  *a = *b = NULL;
+  if (open_exit_in(p, list, list, 1, a) <= 0)
+    return 0;
+  if (open_exit_in(p, list, list, b_exits, b) <= 0) {
+    clphmm_context_destroy(*a);
+    *a = NULL;
+    return 0;
+  }
+  (*a)->eng[0]->max_coop = (*b)->eng[0]->max_coop = coop;
+  return 1;
+}
+
+/* a against the reference, then a and b on the same pairs: bit-identical
+ * (else `differ`), with their statistics. */
+static void same_as(clphmm_context *a, clphmm_context *b, const gen *g,
+                    const char *what, const char *differ, clphmm_stats *sa,
+                    clphmm_stats *sb) {
+  size_t n;
+  clphmm_count_pairs(g->batches, g->n, &n);
+  compare(a, g, what);
+  double *ra = run_device(a, g, n), *rb = run_device(b, g, n);
+  clphmm_context_stats(a, sa);
+  clphmm_context_stats(b, sb);
+  CHECK(ra && rb && memcmp(ra, rb, n * sizeof *ra) == 0,
+        "%s: results differ %s", what, differ);
+  free(ra);
+  free(rb);
+}
+
 /* The underflow exit of double programs (CPH_EXIT 2 in cl/pairhmm.cl):
  * pairs whose rows underflow to zeros (add_mismatch_batch) among pairs
  * that do not, in double mode and in float mode's rescue and exact pass,
@@ -988,38 +1039,21 @@ static void test_underflow_stops(test_rng *rng) {
    * all at once, leaving no round to skip.) */
   static const unsigned coops[] = {1, 2, 0};
   gen g = {0};
-  /* Longer than the others, and enough of them for work-groups of their
-   * own (a work-group stops when all its pairs may). */
-  for (size_t k = 0; k < 10; k++)
-    add_mismatch_batch(&g, 560 + 40 * k, 200 + 20 * k, 45);
-  for (int k = 0; k < 6; k++) {
-    size_t len = test_rng_range(rng, 100, 400);
-    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1, 0);
-  }
+  add_stopping_pairs(&g, rng, 0, 400);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   for (int m = 0; m < 2; m++) {
     const clphmm_precision p =
         m ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
     for (size_t c = 0; c < sizeof coops / sizeof *coops; c++) {
-      clphmm_context *on = NULL, *off = NULL;
-      const char *list = "4x4/64,8x8/64";
-      if (open_exit_in(p, list, list, 1, &on) <= 0)
+      clphmm_context *on, *off;
+      if (!open_two(p, 0, coops[c], &on, &off))
         break;
-      if (open_exit_in(p, list, list, 0, &off) <= 0) {
-        clphmm_context_destroy(on);
-        break;
-      }
-      on->eng[0]->max_coop = off->eng[0]->max_coop = coops[c];
       char what[64];
       snprintf(what, sizeof what, "underflow exit, tile slots %u", coops[c]);
-      compare(on, &g, what);
-      double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
       clphmm_stats sa, sb;
-      clphmm_context_stats(on, &sa);
-      clphmm_context_stats(off, &sb);
-      CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
-            "%s: results differ with the underflow exit on and off", what);
+      same_as(on, off, &g, what, "with the underflow exit on and off", &sa,
+              &sb);
       CHECK((sa.underflow_stops > 0 || coops[c] == 0) &&
                 sb.underflow_stops == 0,
             "%s: %llu underflow stops on, %llu off", what,
@@ -1029,8 +1063,6 @@ static void test_underflow_stops(test_rng *rng) {
              "without it\n",
              m ? "float" : "double", what, n,
              (unsigned long long)sa.underflow_stops);
-      free(a);
-      free(b);
       clphmm_context_destroy(on);
       clphmm_context_destroy(off);
     }
@@ -1090,26 +1122,16 @@ static void test_split_policy(void) {
  * it. */
 static void test_split_pairs(test_rng *rng) {
   gen g = {0};
-  for (size_t k = 0; k < 10; k++)
-    add_mismatch_batch(&g, 560 + 40 * k, 200 + 20 * k, k % 2 ? 45 : 10);
-  for (int k = 0; k < 6; k++) {
-    size_t len = test_rng_range(rng, 100, 700);
-    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1, 0);
-  }
+  add_stopping_pairs(&g, rng, 1, 700);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   for (int m = 0; m < 2; m++) {
     const clphmm_precision p =
         m ? CLPHMM_PRECISION_FLOAT : CLPHMM_PRECISION_DOUBLE;
     for (unsigned coop = 2; coop <= 4; coop *= 2) {
-      clphmm_context *on = NULL, *off = NULL;
-      const char *list = "4x4/64,8x8/64";
-      if (open_exit_in(p, list, list, 1, &on) <= 0)
+      clphmm_context *on, *off;
+      if (!open_two(p, 1, coop, &on, &off))
         break;
-      if (open_exit_in(p, list, list, 1, &off) <= 0) {
-        clphmm_context_destroy(on);
-        break;
-      }
       if (on->eng[0]->dev.info.type != CLPHMM_DEVICE_GPU ||
           on->eng[0]->dev.info.compute_units < 2) {
         printf("split pairs: skipped (GPUs only; bench/gpu-check.sh)\n");
@@ -1117,18 +1139,12 @@ static void test_split_pairs(test_rng *rng) {
         clphmm_context_destroy(off);
         break;
       }
-      on->eng[0]->max_coop = off->eng[0]->max_coop = coop;
       on->eng[0]->split_parts = 2;
       off->eng[0]->split_parts = 1;
       char what[64];
       snprintf(what, sizeof what, "split pairs, %u tile slots", coop);
-      compare(on, &g, what);
-      double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
       clphmm_stats sa, sb;
-      clphmm_context_stats(on, &sa);
-      clphmm_context_stats(off, &sb);
-      CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
-            "%s: results differ split and unsplit", what);
+      same_as(on, off, &g, what, "split and unsplit", &sa, &sb);
       CHECK(sa.split_pairs > 0 && sb.split_pairs == 0,
             "%s: %llu pairs split, %llu unsplit", what,
             (unsigned long long)sa.split_pairs,
@@ -1137,8 +1153,6 @@ static void test_split_pairs(test_rng *rng) {
              m ? "float" : "double", what, n,
              (unsigned long long)sa.split_pairs,
              (unsigned long long)(sa.underflow_stops + sa.early_exits));
-      free(a);
-      free(b);
       clphmm_context_destroy(on);
       clphmm_context_destroy(off);
     }

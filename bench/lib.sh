@@ -1,0 +1,30 @@
+# Shared by the bench scripts (sourced, not run): building clphmm, naming
+# the device measured, and the median of a column of numbers.
+
+# bench_build BUILD [TESTS]: configure and build clphmm (Release) in BUILD,
+# with tests when TESTS is ON (default OFF); 0 on success.
+bench_build() {
+  timeout 600 cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release \
+    -DCLPHMM_BUILD_TESTS="${2:-OFF}" >/dev/null &&
+    timeout 600 cmake --build "$1" -j "$(nproc)" >/dev/null
+}
+
+# bench_device_name BENCH TYPE: the name of the first device of TYPE (gpu,
+# cpu) that `BENCH --list` shows, else of the first device.
+bench_device_name() {
+  "$1" --list 2>/dev/null | awk -v t="$2" '
+    /^device [0-9]+:/ { name = $0; sub(/^device [0-9]+: */, "", name); if (!first) first = name }
+    /^  type:/ && $2 == t"," && !found { found = name }
+    END { print found ? found : first }'
+}
+
+# bench_slug NAME: NAME as a file-name part (lower case, dashes).
+bench_slug() {
+  echo "$1" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/-*$//' | cut -c1-40
+}
+
+# bench_median: the median of the numbers on stdin, one per line (the
+# lower middle one of an even count); nothing for none.
+bench_median() {
+  sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
