@@ -74,8 +74,5 @@ for w in $WORKLOADS; do
 done
 
 DEV=$(bench_slug "$NAME")
-DEST=bench/results/${DEV:-device}x$NGPU-$(date -u +%Y-%m-%d)-devices-$COMMIT.txt
-cp "$LOG" "$DEST"
-echo "bench/devices.sh: wrote $DEST" >&2
-[ -n "${OUT:-}" ] && cp "$DEST" "$OUT/"
+bench_save "$LOG" "${DEV:-device}x$NGPU" devices bench/devices.sh
 exit 0

@@ -28,3 +28,14 @@ bench_slug() {
 bench_median() {
   sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
+
+# bench_save LOG STEM KIND SCRIPT: LOG to
+# bench/results/STEM-<date>-KIND-$COMMIT.txt (and to $OUT when set), and say
+# so on stderr as SCRIPT.
+bench_save() {
+  local dest
+  dest=bench/results/$2-$(date -u +%Y-%m-%d)-$3-$COMMIT.txt
+  cp "$1" "$dest"
+  echo "$4: wrote $dest" >&2
+  if [ -n "${OUT:-}" ]; then cp "$dest" "$OUT/"; fi
+}

@@ -93,8 +93,5 @@ if ! skip gpu; then
 fi
 
 DEV=$(bench_slug "$NAME")
-DEST=bench/results/${DEV:-device}-$(date -u +%Y-%m-%d)-long-$COMMIT.txt
-cp "$LOG" "$DEST"
-echo "bench/long.sh: wrote $DEST" >&2
-[ -n "${OUT:-}" ] && cp "$DEST" "$OUT/"
+bench_save "$LOG" "${DEV:-device}" long bench/long.sh
 exit 0

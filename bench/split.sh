@@ -68,8 +68,5 @@ for w in "long float" "long double" "7e9 float"; do
 done
 
 DEV=$(bench_slug "$NAME")
-DEST=bench/results/${DEV:-device}-$(date -u +%Y-%m-%d)-split-$COMMIT.txt
-cp "$LOG" "$DEST"
-echo "bench/split.sh: wrote $DEST" >&2
-[ -n "${OUT:-}" ] && cp "$DEST" "$OUT/"
+bench_save "$LOG" "${DEV:-device}" split bench/split.sh
 exit 0
