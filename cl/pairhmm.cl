@@ -528,10 +528,14 @@ typedef float4 realv;
  * in this unit's cache from an earlier round would be stale.
  *
  * Work-groups take their (group, part) from a ticket drawn at their start
- * (an atomic counter, per launch from split.w on), not from their index:
- * a part waits only for rounds of lower tickets, which had started, so
- * they run or have finished (a device need only hold W work-groups at once;
- * the host splits only where it holds more). A round ends with DONE or, when
+ * (an atomic counter, per launch from split.w on), not from their index,
+ * so a group's parts start one after the other: every group but the last
+ * one started has all its parts running or finished, and a part waits only
+ * for parts of its own group (part 0 for part W - 1 too, from round W on).
+ * A device that holds W work-groups at once therefore always makes
+ * progress; one that runs work-groups one at a time does not (PoCL may, on
+ * one thread: the host splits only on GPUs, whose compute units hold more).
+ * A round ends with DONE or, when
  * the early exit stopped its pairs or the round above had stopped, STOP;
  * rounds running below a stopped round see STOP as "all columns written",
  * compute on what the rows hold (values written earlier: finite) and stop
