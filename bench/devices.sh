@@ -19,11 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build-bench}
 ROUNDS=${ROUNDS:-3} REPS=${REPS:-3} STEP_TIMEOUT=${STEP_TIMEOUT:-200}
 WORKLOADS=${WORKLOADS:-mix long}
-COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-BENCH=$BUILD/tools/clphmm-bench
-LOG=$(mktemp) WALLS=$(mktemp)
-trap 'rm -f "$LOG" "$WALLS"' EXIT
-say() { echo "$*" | tee -a "$LOG"; }
+bench_begin
 
 bench_build "$BUILD" || { echo "bench/devices.sh: build failed" >&2; exit 1; }
 
@@ -53,8 +49,9 @@ one() {
   out=$(timeout "$STEP_TIMEOUT" "$BENCH" --device "$2" --no-startup -v -n "$REPS" \
     $(args_of "$1") 2>&1)
   say "$out"
-  echo "$out" | awk -v w="$1" -v d="$2" '$1 ~ /^[0-9]+$/ && NF >= 8 {
-      for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print w, d, $(i + 1); exit } }' >>"$WALLS"
+  local wall
+  wall=$(echo "$out" | bench_wall)
+  [ -n "$wall" ] && echo "$1 $2 $wall" >>"$WALLS"
 }
 
 for w in $WORKLOADS; do

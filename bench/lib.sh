@@ -1,5 +1,26 @@
-# Shared by the bench scripts (sourced, not run): building clphmm, naming
-# the device measured, and the median of a column of numbers.
+# Shared by the bench scripts (sourced, not run): a script's log, building
+# clphmm, naming the device measured, reading clphmm-bench's table, the
+# median of a column of numbers and saving the results file.
+
+# bench_begin: COMMIT (unless set), BENCH (clphmm-bench in $BUILD), and
+# LOG and WALLS, temporary files removed when the script exits.
+bench_begin() {
+  COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+  BENCH=$BUILD/tools/clphmm-bench
+  LOG=$(mktemp)
+  WALLS=$(mktemp)
+  trap 'rm -f "$LOG" "$WALLS"' EXIT
+}
+
+# say TEXT...: TEXT to stdout and to LOG.
+say() { echo "$*" | tee -a "$LOG"; }
+
+# bench_wall: the median wall seconds (the column after the kernel's
+# [min..max]) of the first device row of clphmm-bench's table on stdin.
+bench_wall() {
+  awk '$1 ~ /^[0-9]+$/ && NF >= 8 {
+    for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i + 1); exit } }'
+}
 
 # bench_build BUILD [TESTS]: configure and build clphmm (Release) in BUILD,
 # with tests when TESTS is ON (default OFF); 0 on success.

@@ -33,12 +33,7 @@ done
 BUILD=${BUILD:-build-bench}
 STEP_TIMEOUT=${STEP_TIMEOUT:-240}
 SKIP=${SKIP:-}
-COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-BENCH=$BUILD/tools/clphmm-bench
-LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
-
-say() { echo "$*" | tee -a "$LOG"; }
+bench_begin
 skip() { case " $SKIP " in *" $1 "*) return 0 ;; esac; return 1; }
 
 bench_build "$BUILD" || { echo "bench/long.sh: build failed" >&2; exit 1; }

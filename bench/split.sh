@@ -19,11 +19,7 @@ DEVICE=gpu
 BUILD=${BUILD:-build-bench}
 PARTS=${PARTS:-1 2 4 8} ROUNDS=${ROUNDS:-2} REPS=${REPS:-3}
 STEP_TIMEOUT=${STEP_TIMEOUT:-120}
-COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-BENCH=$BUILD/tools/clphmm-bench
-LOG=$(mktemp) WALLS=$(mktemp)
-trap 'rm -f "$LOG" "$WALLS"' EXIT
-say() { echo "$*" | tee -a "$LOG"; }
+bench_begin
 
 bench_build "$BUILD" || { echo "bench/split.sh: build failed" >&2; exit 1; }
 NAME=$(bench_device_name "$BENCH" "$DEVICE")
@@ -41,8 +37,9 @@ one() {
   out=$("${env[@]}" timeout "$STEP_TIMEOUT" "$BENCH" --device "$DEVICE" \
     --no-startup -v "$@" 2>&1 | grep -v '^      bin')
   say "$out"
-  echo "$out" | awk -v w="$title" -v p="$parts" '$1 ~ /^[0-9]+$/ && NF >= 8 {
-      for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print w "|" p "|" $(i + 1); exit } }' >>"$WALLS"
+  local wall
+  wall=$(echo "$out" | bench_wall)
+  [ -n "$wall" ] && echo "$title|$parts|$wall" >>"$WALLS"
 }
 
 for r in $(seq 1 "$ROUNDS"); do

@@ -276,9 +276,10 @@ typedef float4 realv;
  * MULTI (a constant) selects the multi-tile copy of the loop (1): lane 0
  * takes the row above from the boundary row (prefetched one step ahead) and
  * the last lane writes its row there; the single-tile copy (0) starts from
- * row 0 and only sums; 2 is the ring's copy (RING) and 3 a split pair's
- * (SPLIT below: reads of the boundary rows bypass caches). Both copies sum: a tile's sums are reset at its start, so
- * after the last tile they hold the pair's. */
+ * row 0 and only sums; 2 is the ring's copy (RING) and 3 a split round's
+ * (SPLIT_Q below: its first slot reads the row above volatile). Every copy
+ * sums: a tile's sums are reset at its start, so after the last tile they
+ * hold the pair's. */
 #define STEP(R, MULTI, NEG)                                                    \
   {                                                                            \
     real uM, uX, uT;                                                           \

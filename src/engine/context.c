@@ -172,9 +172,7 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_count("CLPHMM_SPLIT", 1, CPH_SPLIT_MAX_PARTS, "parts",
                    &ctx->split_parts);
-  /* (0: per launch on GPUs; other devices never split: schedule.c.) */
-  if (!st && !ctx->split_parts && dev->info.type != CLPHMM_DEVICE_GPU)
-    ctx->split_parts = 1;
+  /* (0: per launch; only GPUs split: schedule.c launch_split.) */
   uint64_t pack = CPH_PACK_DEFAULT_BYTES, early_flush = 1;
   uint64_t spin_us = 0;
   if (!st)
