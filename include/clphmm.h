@@ -330,6 +330,12 @@ typedef struct clphmm_stats {
    * pairs: few long pairs on GPUs; README, "Long reads"; $CLPHMM_SPLIT).
    * A pair of the rescue or the exact pass counts again there. */
   uint64_t split_pairs;
+  /* Float mode: pairs of early_exits that went straight to the exact pass
+   * (among exact_pairs and rescued_pairs) because their float pass
+   * stopped so early that the rescue's fast sum would not stand; the
+   * results are the same either way (README, "Long reads";
+   * $CLPHMM_EXACT_PREDICT). */
+  uint64_t exact_direct;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

@@ -5,6 +5,7 @@
  * chunks of single pairs, in GKL's double flavor. Results go to a buffer
  * of the context and reach `out` only when everything succeeded. */
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,34 @@ static int job_stopped(const cph_slot *s, const cph_job *jb) {
          ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
 }
 
+/* The real rows a stopped job's float pass computed (its mark is
+ * -1 - rows: cl/pairhmm.cl). */
+static double job_stop_rows(const cph_slot *s, const cph_job *jb) {
+  return -(double)((const float *)s->sums.ptr)[2 * (size_t)jb->slot] - 1.0;
+}
+
+/* Whether a pair that the float pass stopped early goes straight to the
+ * exact pass instead of the rescue: a guess, which only speeds things up
+ * (the exact pass is GKL's double computation itself, so a pair sent there
+ * wrongly gets the same result, at the exact form's cost). The rescue's
+ * scaled sum stands only down to RESCUE_MIN_SUM (2^-990) with K = 2^1020:
+ * likelihoods of 10^-605.07 and more. The float pass starts from a mass
+ * of 2^120 (K = 2^120 spread over the first row) and stopped once its
+ * bound proved the sum below 1e-28: a fall of at least 64.12 decades in
+ * `rows` rows. Extrapolated over all R rows, the likelihood is near
+ * 10^(-64.12 R / rows); a pair goes to the exact pass when that is
+ * EXACT_PREDICT_MARGIN times as far below 1 as the rescue's limit, so
+ * that a read whose first rows fit worse than the rest is not sent there
+ * for nothing. (Reads of many kilobases: their likelihood underflows
+ * double's range, the rescue's scaled form stops on rows of zeros and
+ * the exact pass computes the same rows again.) */
+#define EXACT_PREDICT_MARGIN 1.5
+static int predict_exact(const cph_slot *s, const cph_job *jb) {
+  const double rows = job_stop_rows(s, jb);
+  return rows >= 1 &&
+         64.12 * (double)jb->R >= EXACT_PREDICT_MARGIN * 605.07 * rows;
+}
+
 /* Whether a double pass stopped a job when its rows underflowed to zeros
  * (its mark: a first sum of -0, which no computed sum is). */
 static int job_underflowed(const cph_slot *s, const cph_job *jb) {
@@ -205,11 +234,15 @@ static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
 
 /* Finishing runs on the pool in parts of this many jobs. */
 #define FINISH_PART 8192
+/* A float pass's pair to rescue that goes straight to the exact pass
+ * (predict_exact), marked in its job index. */
+#define TO_EXACT ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 1))
 
 typedef struct finish_task {
   call *c;
   const cph_slot *s;
-  int pass; /* PASS_* */
+  int pass;    /* PASS_* */
+  int predict; /* float pass: stopped pairs may go to the exact pass */
   /* Per part: rescue candidates found (float pass) or sums that do not
    * stand (rescue and exact passes), as job indices. */
   size_t *which, *n_which;
@@ -240,9 +273,12 @@ static void finish_part(void *arg, size_t part) {
       t->c->results[jb->out] = cph_log10_double(sum);
     } else {
       const float f = (float)sum;
-      ne += job_stopped(t->s, jb);
+      const int stopped = job_stopped(t->s, jb);
+      ne += stopped;
       if (cph_needs_rescue(f))
-        t->which[lo + nw++] = i;
+        t->which[lo + nw++] =
+            i |
+            (stopped && t->predict && predict_exact(t->s, jb) ? TO_EXACT : 0);
       else
         t->c->results[jb->out] = cph_log10_float(f);
     }
@@ -313,8 +349,19 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   clphmm_status st = which && n_which ? CLPHMM_SUCCESS
                                       : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                                   "no memory for results");
-  finish_task t = {
-      c, s, pass, which, n_which, n_which + parts, n_which + 2 * parts};
+  cph_engine *ctx = c->ctx;
+  /* (A speculative pass already holds the rescue's sums.) */
+  const int predict = pass == PASS_MAIN && ctx->exact_predict &&
+                      !c->speculated && ctx->dev.info.has_fp64 &&
+                      ctx->variants[CPH_SET_EXACT].n;
+  finish_task t = {c,
+                   s,
+                   pass,
+                   predict,
+                   which,
+                   n_which,
+                   n_which + parts,
+                   n_which + 2 * parts};
   if (!st)
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++) {
@@ -335,11 +382,14 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   }
   for (size_t p = 0; p < parts && !st; p++)
     for (size_t i = 0; i < n_which[p] && !st; i++) {
-      const cph_job *jb = &s->stage.jobs[which[p * FINISH_PART + i]];
+      const size_t w = which[p * FINISH_PART + i];
+      const cph_job *jb = &s->stage.jobs[w & ~TO_EXACT];
+      ctx->stats.exact_direct += (w & TO_EXACT) != 0;
       if (to_cpu)
         cpu[n_cpu++] = (cph_pair){jb->rd, jb->hp, jb->out};
       else
-        st = list_add(pass == PASS_MAIN ? &c->rescue : &c->exact, jb);
+        st = list_add(
+            pass == PASS_MAIN && !(w & TO_EXACT) ? &c->rescue : &c->exact, jb);
     }
   if (!st && n_cpu) {
     st = rescue_on_cpus(c, cpu, n_cpu);
@@ -708,9 +758,10 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
  * (the exact pass finds none that fail: its sums are GKL's). */
 static clphmm_status rescue_pass(call *c) {
   cph_engine *ctx = c->ctx;
-  if (c->rescue.n == 0)
+  if (c->rescue.n == 0 && c->exact.n == 0)
     return CLPHMM_SUCCESS;
-  ctx->stats.rescued_pairs = c->rescue.n;
+  /* (The exact pass may hold pairs sent straight there: predict_exact.) */
+  ctx->stats.rescued_pairs = c->rescue.n + ctx->stats.exact_direct;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
     clphmm_status rc = rescue_on_cpus(c, c->rescue.p, c->rescue.n);

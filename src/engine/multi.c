@@ -94,6 +94,7 @@ static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->split_pairs += e->split_pairs;
   t->cpu_pairs += e->cpu_pairs;
   t->exact_pairs += e->exact_pairs;
+  t->exact_direct += e->exact_direct;
   t->launches += e->launches;
   t->kernel_seconds += e->kernel_seconds;
   t->prepare_seconds += e->prepare_seconds;
