@@ -11,7 +11,7 @@
 # bench/results/<device>-<date>-env-<commit>.txt (and to $OUT).
 #
 #   bench/env-ab.sh [--device SPEC] SETTING...
-#   e.g. bench/env-ab.sh "CLPHMM_EXACT_PREDICT=0" "CLPHMM_EXACT_PREDICT=1"
+#   e.g. bench/env-ab.sh "CLPHMM_EXACT_DIRECT=0" default
 # (a SETTING is space-separated VAR=VALUE words, or "default": none)
 #
 # Environment: BUILD (default build-bench), ROUNDS (default 2), REPS
@@ -90,7 +90,7 @@ for s in "$@"; do
     say ""
     say "## timeline of one long float call (profiled), $s"
     say "$(with "$s" CLPHMM_PROFILE=1 timeout "$STEP_TIMEOUT" \
-      env BUILD="$BUILD" bench/timeline.sh --no-build --calls 2 --show 1 -- \
+      env BUILD="$BUILD" bench/timeline.sh --no-build --calls 1 --show 0 -- \
       --device "$DEVICE" --suite long 2>&1 | grep -E 'dev  kernel|host call')"
   fi
 done

@@ -788,18 +788,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     }
   }
   /* The slot of the pair's last tile holds its sums. A stopped pair's
-   * sums: after the bound's exit (-1 - n, 0), n its real rows computed,
-   * which the host rescues (its sum is negative), counts, and from n
-   * predicts whether the rescue's sum will stand (compute.c,
-   * predict_exact); after the underflow exit -0 (computed sums are never
-   * -0: they add non-negative numbers to +0), which is the pair's sum and
-   * which the host counts. (A stopped pair's rounds are those up to
-   * last_round: every pair of the work-group voted, so each had real
-   * rows in it.) */
-  const uint done_tiles = min((last_round + 1) * coop, ntiles);
-  const real stopped = CPH_EXIT == 1
-                           ? -(real)(1 + max((int)(done_tiles * TILE - pad), 1))
-                           : (real)-0.0;
+   * sums: after the bound's exit (-1, 0), which the host rescues (its sum
+   * is negative) and counts; after the underflow exit -0 (computed sums
+   * are never -0: they add non-negative numbers to +0), which is the
+   * pair's sum and which the host counts. */
+  const real stopped = CPH_EXIT == 1 ? (real)-1 : (real)-0.0;
   /* (Split: the part that ran the last round, or that stopped the pair.) */
   const int writes = !told && (stop || last_round == nrounds - 1);
   if (writes && lane == G - 1 && tslot == (stop ? 0 : (ntiles - 1) % coop)) {

@@ -331,10 +331,9 @@ typedef struct clphmm_stats {
    * A pair of the rescue or the exact pass counts again there. */
   uint64_t split_pairs;
   /* Float mode: pairs of early_exits that went straight to the exact pass
-   * (among exact_pairs and rescued_pairs) because their float pass
-   * stopped so early that the rescue's fast sum would not stand; the
-   * results are the same either way (README, "Long reads";
-   * $CLPHMM_EXACT_PREDICT). */
+   * (among exact_pairs and rescued_pairs) instead of the rescue's fast
+   * form: GKL's double computation either way (README, "Long reads";
+   * $CLPHMM_EXACT_DIRECT). */
   uint64_t exact_direct;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,

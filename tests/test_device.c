@@ -927,6 +927,8 @@ static void test_early_exit(test_rng *rng) {
           "CLPHMM_EARLY_EXIT not honoured");
     on->eng[0]->max_coop = off->eng[0]->max_coop = cfg[c].coop;
     on->eng[0]->seq_fill = off->eng[0]->seq_fill = 0;
+    /* (Stopped pairs to the rescue: test_exact_direct.) */
+    on->eng[0]->exact_direct = 0;
     compare(on, &g, cfg[c].what);
     double *a = run_device(on, &g, n), *b = run_device(off, &g, n);
     clphmm_stats sa, sb;
@@ -953,6 +955,75 @@ static void test_early_exit(test_rng *rng) {
     clphmm_context_destroy(on);
     clphmm_context_destroy(off);
   }
+  gen_free(&g);
+}
+
+/* Float mode's pairs that the early exit stopped go straight to the exact
+ * pass (compute.c, finish) where the device has one: on the early exit's
+ * test pairs, on lane-group variants with the scaled double rescue (which
+ * has an exact pass), every result is that of the same context with
+ * CLPHMM_EXACT_DIRECT=0 or, where it differs, the reference's GKL double
+ * computation to the bit; every stopped pair went there and the same
+ * pairs were rescued. */
+static void add_stopping_pairs(gen *g, test_rng *rng, int alternate,
+                               size_t max_len);
+
+static void test_exact_direct(test_rng *rng) {
+  gen g = {0};
+  for (int k = 0; k < 16; k++) {
+    size_t len = test_rng_range(rng, 300, 900);
+    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
+              QUAL_INDEL_HIGH);
+  }
+  add_stopping_pairs(&g, rng, 1, 400);
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  const char *list = "4x4/64,8x8/64";
+  clphmm_context *a = NULL, *b = NULL;
+  if (open_exit_in(CLPHMM_PRECISION_FLOAT, list, list, 1, &a) <= 0 ||
+      open_exit_in(CLPHMM_PRECISION_FLOAT, list, list, 1, &b) <= 0) {
+    clphmm_context_destroy(a);
+    gen_free(&g);
+    return;
+  }
+  b->eng[0]->exact_direct = 0;
+  const int exact =
+      a->eng[0]->dev.info.has_fp64 && a->eng[0]->variants[CPH_SET_EXACT].n > 0;
+  compare(a, &g, "stopped pairs to the exact pass");
+  double *ra = run_device(a, &g, n), *rb = run_device(b, &g, n),
+         *ref = run_reference(&g, n, 0);
+  clphmm_stats sa, sb;
+  clphmm_context_stats(a, &sa);
+  clphmm_context_stats(b, &sb);
+  size_t changed = 0;
+  for (size_t i = 0; ra && rb && i < n; i++) {
+    changed += ra[i] != rb[i];
+    CHECK(ra[i] == rb[i] || ra[i] == ref[i],
+          "pair %zu: %.17g straight to the exact pass, %.17g through the "
+          "rescue, reference %.17g",
+          i, ra[i], rb[i], ref[i]);
+  }
+  CHECK(ra && rb && sa.early_exits > 0 && sb.early_exits == sa.early_exits &&
+            sa.exact_direct == (exact ? sa.early_exits : 0) &&
+            sb.exact_direct == 0 && sa.rescued_pairs == sb.rescued_pairs &&
+            sa.exact_pairs >= sa.exact_direct,
+        "exact pass: %llu early exits (%llu with it off), %llu straight to "
+        "the exact pass, rescued %llu and %llu, exact pass %llu "
+        "(has one: %d)",
+        (unsigned long long)sa.early_exits, (unsigned long long)sb.early_exits,
+        (unsigned long long)sa.exact_direct,
+        (unsigned long long)sa.rescued_pairs,
+        (unsigned long long)sb.rescued_pairs,
+        (unsigned long long)sa.exact_pairs, exact);
+  printf("float     stopped pairs straight to the exact pass: %llu of %zu "
+         "pairs (%zu results other than through the rescue, each GKL's to "
+         "the bit)\n",
+         (unsigned long long)sa.exact_direct, n, changed);
+  free(ra);
+  free(rb);
+  free(ref);
+  clphmm_context_destroy(a);
+  clphmm_context_destroy(b);
   gen_free(&g);
 }
 
@@ -1009,6 +1080,9 @@ static int open_two(clphmm_precision p, int b_exits, unsigned coop,
     return 0;
   }
   (*a)->eng[0]->max_coop = (*b)->eng[0]->max_coop = coop;
+  /* (Float mode: stopped pairs to the rescue, as with the exits off:
+   * test_exact_direct tests the other way.) */
+  (*a)->eng[0]->exact_direct = (*b)->eng[0]->exact_direct = 0;
   return 1;
 }
 
@@ -1326,6 +1400,7 @@ int main(void) {
    * the run without CLPHMM_VARIANTS and CLPHMM_FMA.) */
   if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA")) {
     test_early_exit(&rng);
+    test_exact_direct(&rng);
     test_underflow_stops(&rng);
     test_split_pairs(&rng);
     test_padded_tiles();

@@ -164,34 +164,6 @@ static int job_stopped(const cph_slot *s, const cph_job *jb) {
          ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
 }
 
-/* The real rows a stopped job's float pass computed (its mark is
- * -1 - rows: cl/pairhmm.cl). */
-static double job_stop_rows(const cph_slot *s, const cph_job *jb) {
-  return -(double)((const float *)s->sums.ptr)[2 * (size_t)jb->slot] - 1.0;
-}
-
-/* Whether a pair that the float pass stopped early goes straight to the
- * exact pass instead of the rescue: a guess, which only speeds things up
- * (the exact pass is GKL's double computation itself, so a pair sent there
- * wrongly gets the same result, at the exact form's cost). The rescue's
- * scaled sum stands only down to RESCUE_MIN_SUM (2^-990) with K = 2^1020:
- * likelihoods of 10^-605.07 and more. The float pass starts from a mass
- * of 2^120 (K = 2^120 spread over the first row) and stopped once its
- * bound proved the sum below 1e-28: a fall of at least 64.12 decades in
- * `rows` rows. Extrapolated over all R rows, the likelihood is near
- * 10^(-64.12 R / rows); a pair goes to the exact pass when that is
- * EXACT_PREDICT_MARGIN times as far below 1 as the rescue's limit, so
- * that a read whose first rows fit worse than the rest is not sent there
- * for nothing. (Reads of many kilobases: their likelihood underflows
- * double's range, the rescue's scaled form stops on rows of zeros and
- * the exact pass computes the same rows again.) */
-#define EXACT_PREDICT_MARGIN 1.5
-static int predict_exact(const cph_slot *s, const cph_job *jb) {
-  const double rows = job_stop_rows(s, jb);
-  return rows >= 1 &&
-         64.12 * (double)jb->R >= EXACT_PREDICT_MARGIN * 605.07 * rows;
-}
-
 /* Whether a double pass stopped a job when its rows underflowed to zeros
  * (its mark: a first sum of -0, which no computed sum is). */
 static int job_underflowed(const cph_slot *s, const cph_job *jb) {
@@ -235,14 +207,14 @@ static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
 /* Finishing runs on the pool in parts of this many jobs. */
 #define FINISH_PART 8192
 /* A float pass's pair to rescue that goes straight to the exact pass
- * (predict_exact), marked in its job index. */
+ * (see finish), marked in its job index. */
 #define TO_EXACT ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 1))
 
 typedef struct finish_task {
   call *c;
   const cph_slot *s;
-  int pass;    /* PASS_* */
-  int predict; /* float pass: stopped pairs may go to the exact pass */
+  int pass;   /* PASS_* */
+  int direct; /* float pass: stopped pairs go to the exact pass */
   /* Per part: rescue candidates found (float pass) or sums that do not
    * stand (rescue and exact passes), as job indices. */
   size_t *which, *n_which;
@@ -276,9 +248,7 @@ static void finish_part(void *arg, size_t part) {
       const int stopped = job_stopped(t->s, jb);
       ne += stopped;
       if (cph_needs_rescue(f))
-        t->which[lo + nw++] =
-            i |
-            (stopped && t->predict && predict_exact(t->s, jb) ? TO_EXACT : 0);
+        t->which[lo + nw++] = i | (stopped && t->direct ? TO_EXACT : 0);
       else
         t->c->results[jb->out] = cph_log10_float(f);
     }
@@ -350,18 +320,21 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
                                       : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
                                                   "no memory for results");
   cph_engine *ctx = c->ctx;
-  /* (A speculative pass already holds the rescue's sums.) */
-  const int predict = pass == PASS_MAIN && ctx->exact_predict &&
-                      !c->speculated && ctx->dev.info.has_fp64 &&
-                      ctx->variants[CPH_SET_EXACT].n;
-  finish_task t = {c,
-                   s,
-                   pass,
-                   predict,
-                   which,
-                   n_which,
-                   n_which + parts,
-                   n_which + 2 * parts};
+  /* Pairs whose float pass the bound stopped go straight to the exact
+   * pass, skipping the rescue's scaled form: both are GKL's double
+   * computation, the exact pass to the bit. Only long pairs stop (after a
+   * round of tiles, their likelihood proven below 1e-64 already), and
+   * launches of long pairs last as long as their largest pair, whose
+   * steps cost about as much in either form: on the H100 the long suite's
+   * rescue, exact pass and whole double pass took 90.4, 90.3 and 90.7 ms,
+   * each waiting on the same 4e8-cell pair, which underflows and needs
+   * the exact pass anyway. Without the stopped pairs the rescue took 4 ms
+   * and the exact pass 99 (bench/results, env-ab). (Not where a
+   * speculative pass already holds the rescue's sums.) */
+  const int direct = pass == PASS_MAIN && ctx->exact_direct && !c->speculated &&
+                     ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_EXACT].n;
+  finish_task t = {
+      c, s, pass, direct, which, n_which, n_which + parts, n_which + 2 * parts};
   if (!st)
     cph_pool_for(c->ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++) {
@@ -760,7 +733,7 @@ static clphmm_status rescue_pass(call *c) {
   cph_engine *ctx = c->ctx;
   if (c->rescue.n == 0 && c->exact.n == 0)
     return CLPHMM_SUCCESS;
-  /* (The exact pass may hold pairs sent straight there: predict_exact.) */
+  /* (The exact pass may hold pairs sent straight there: finish.) */
   ctx->stats.rescued_pairs = c->rescue.n + ctx->stats.exact_direct;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();

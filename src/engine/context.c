@@ -184,13 +184,13 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_WAIT_SPIN_US", spin_us, 0, 1000000, "microseconds",
                     &spin_us);
-  /* Float mode: pairs stopped early may go straight to the exact pass
-   * (compute.c, predict_exact); 0 sends every one to the rescue first. */
-  uint64_t exact_predict = 1;
+  /* Float mode: pairs stopped early go straight to the exact pass
+   * (compute.c, finish); 0 sends them to the rescue first. */
+  uint64_t exact_direct = 1;
   if (!st)
-    st = env_number("CLPHMM_EXACT_PREDICT", exact_predict, 0, 1, NULL,
-                    &exact_predict);
-  ctx->exact_predict = (int)exact_predict;
+    st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, 1, NULL,
+                    &exact_direct);
+  ctx->exact_direct = (int)exact_direct;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;

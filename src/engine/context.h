@@ -114,8 +114,8 @@ typedef struct cph_engine {
   /* Float mode's speculative double pass for small calls (compute.c
    * speculate(); $CLPHMM_SPECULATE), whether the last small call had
    * pairs to rescue, and the calls that speculated (tests). */
-  int speculate;     /* CPH_SPECULATE_* */
-  int exact_predict; /* $CLPHMM_EXACT_PREDICT (compute.c, predict_exact) */
+  int speculate;    /* CPH_SPECULATE_* */
+  int exact_direct; /* $CLPHMM_EXACT_DIRECT (compute.c, finish) */
   int last_rescued;
   unsigned long spec_calls;
   unsigned long spin_waits; /* waits that polling ended (tests) */
