@@ -507,8 +507,9 @@ typedef float4 realv;
       IDLE_BARRIER(MULTI, gs + 4);                                             \
   }
 
-/* Split pairs (split.x = W > 1 parts): W work-groups share each group of
- * pairs, part p running rounds p, p + W, p + 2W, ... A round's tiles
+/* Split pairs (split.x = W > 1 parts for the launch's first K groups, its
+ * largest pairs; the others run whole): W work-groups share each such
+ * group of pairs, part p running rounds p, p + W, p + 2W, ... A round's tiles
  * write their boundary row to buffer (round mod W) of the pair's W, and
  * its first tile reads the row of the round above from buffer (round - 1)
  * mod W, as that round's work-group writes it: round r+1 runs while round
@@ -529,7 +530,8 @@ typedef float4 realv;
  * in this unit's cache from an earlier round would be stale.
  *
  * Work-groups take their (group, part) from a ticket drawn at their start
- * (an atomic counter, per launch from split.w on), not from their index,
+ * (an atomic counter, per launch from split.w on; the split groups' parts
+ * first, then the whole groups), not from their index,
  * so a group's parts start one after the other: every group but the last
  * one started has all its parts running or finished, and a part waits only
  * for parts of its own group (part 0 for part W - 1 too, from round W on).
@@ -565,7 +567,7 @@ typedef float4 realv;
  * what the next SPLIT_Q steps read of the round above. The barrier after
  * it holds the others until then. */
 #define SPLIT_POINT(gs)                                                        \
-  if (split.x > 1 && (gs) % SPLIT_Q == 0) {                                    \
+  if (W > 1 && (gs) % SPLIT_Q == 0) {                                          \
     mem_fence(CLK_GLOBAL_MEM_FENCE);                                           \
     if (lid == 0) {                                                            \
       *my_flag = SPLIT_MARK(SPLIT_HAVE((gs) - SPLIT_Q));                       \
@@ -645,8 +647,10 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
          * and sums: the launches of a chunk share those buffers. */
         const uint first_slot, const uint first_group,
         /* Split pairs (see SPLIT_Q): the ticket counter, then per group
-         * and round a progress flag; (parts W, rounds per group, epoch,
-         * the launch's first ticket). W = 1: not split, sync unused. */
+         * and round a progress flag; (parts W | split groups K << 8,
+         * rounds per group, epoch, the launch's first ticket): the first
+         * K groups run on W work-groups each, the others on one. W = 1:
+         * not split, sync unused. */
         volatile __global uint *sync, const uint4 split) {
   __local realv emis[LG * SLOT_STRIDE];
 #if CPH_EXIT
@@ -661,12 +665,16 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint lid = get_local_id(0);
   const uint lane = lid % G;
   const uint slot = lid / G;
-  /* The group of pairs and part of it (split pairs: from the ticket). */
-  const uint W = split.x;
+  /* The group of pairs and part of it (split pairs: from the ticket;
+   * tickets 0 .. K W - 1 are the parts of the split groups, in order). */
+  const uint WS = split.x & 0xffu, KS = split.x >> 8;
   if (lid == 0)
-    split_word = W > 1 ? atomic_inc(sync) - split.w : (uint)get_group_id(0);
+    split_word = WS > 1 ? atomic_inc(sync) - split.w : (uint)get_group_id(0);
   barrier(CLK_LOCAL_MEM_FENCE);
-  const uint gidx = W > 1 ? split_word / W : split_word;
+  const uint W = WS > 1 && split_word < KS * WS ? WS : 1u;
+  const uint gidx = W > 1 ? split_word / W
+                    : WS > 1 ? KS + (split_word - KS * WS)
+                             : split_word;
   const uint part = W > 1 ? split_word % W : 0u;
   /* Lane group `slot` computes tile slot tslot of pair slot pslot. */
   const uint ppw = LG / coop; /* pairs per work-group */
@@ -692,7 +700,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
    * r mod W; its first slot reads row (r - 1) mod W through bvol, the
    * others read row r mod W as usual: only this work-group writes it, so
    * this compute unit's cache holds no stale line of it). */
-  __global real4 *const rows0 = bound + (size_t)pair * W * bound_cols;
+  __global real4 *const rows0 =
+      bound + (size_t)pair * max(WS, 1u) * bound_cols;
   __global real4 *bnd = rows0;
   volatile __global const real4 *bvol = rows0;
   volatile __global ulong *const flags =

@@ -408,15 +408,16 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   const cl_uint first_slot = (cl_uint)L->first_slot,
                 first_group = (cl_uint)L->first_group;
   const cl_int per_column = s->stage.flavor == CPH_JAVA_DOUBLE;
-  /* Split pairs: parts, rounds, a new epoch, the first ticket. */
-  const size_t wgs = L->n_groups * L->split;
+  /* Split pairs: parts and split groups, rounds, a new epoch, the first
+   * ticket. The split groups' parts, then a work-group per other group. */
+  const size_t wgs = L->split_groups * L->split + L->n_groups - L->split_groups;
   cl_uint4 split = {{1, 0, 0, 0}};
   cl_mem sync = NULL;
   if (L->split > 1) {
     if (++ctx->split_epoch == 0) /* epoch 0 is the cleared flags' */
       ctx->split_epoch = 1;
-    split = (cl_uint4){
-        {L->split, L->split_rounds, ctx->split_epoch, ctx->split_ticket}};
+    split = (cl_uint4){{L->split | (cl_uint)L->split_groups << 8,
+                        L->split_rounds, ctx->split_epoch, ctx->split_ticket}};
     sync = ctx->d.sync.mem;
   }
   const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
@@ -436,7 +437,9 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   /* Every work-group of the launch draws one ticket. */
   if (!rc && L->split > 1) {
     ctx->split_ticket += (uint32_t)wgs;
-    ctx->stats.split_pairs += L->n_jobs;
+    const size_t ppw = cph_variant_pairs(&L->k->variant) / L->coop,
+                 in_split = L->split_groups * ppw;
+    ctx->stats.split_pairs += in_split < L->n_jobs ? in_split : L->n_jobs;
   }
   return rc;
 }

@@ -299,27 +299,36 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
   return same < full ? coop : 1;
 }
 
-/* Work-groups per group of pairs for the launch of keys[start..n) with
- * `coop` tile slots. Only launches of concurrent tiles (few long pairs)
- * split: there a pair's rounds run one after the other on one compute
- * unit, and a launch lasts at least as long as its largest pair. On the
- * H100 the long suite's largest pairs (4.2e8 cells) took as long as all the
- * rest: two GPUs, each with half of the pairs, took as long as one. Split
- * rounds cost more per step (the flags, the volatile reads: the long suite
- * on one H100 took 210 ms split in two, 201 whole), so by default
- * (split_parts 0) a launch splits only where its largest pair holds at
- * least CPH_SPLIT_MIN_EXCESS times its cells per work-group the device runs
- * at once (estimated as CPH_SPLIT_GROUPS_PER_UNIT per compute unit), into
- * as many parts as it exceeds that share, at most CPH_SPLIT_DEFAULT_PARTS. A
- * split pair needs its parts on the device at once, so the device must hold
- * more work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q), and only
- * GPUs split: PoCL may run a small launch's work-groups one after the other
- * on one thread, and a part then waits for a part that never starts (CI
- * hung so). */
+/* Work-groups per split group of pairs for the launch of keys[start..n)
+ * with `coop` tile slots, and in *big the jobs from `start` on that split
+ * (the largest: GPUs order jobs by tiles, most first). Only launches of
+ * concurrent tiles (few long pairs) split: there a pair's rounds run one
+ * after the other on one compute unit, and a launch lasts at least as
+ * long as its largest pair. On the H100 the long suite's rescue, exact
+ * pass and whole double pass each took 90 ms, waiting on the same 4.2e8
+ * cells pair. A pair alone runs about 4 times as fast on 8 parts (2.6 on
+ * 4, 1.3 on 2: the flags, the fences and the first slot's volatile reads
+ * cost), while pairs that fill the device gain little (132 pairs of 8 kb x
+ * 10 kb, one per compute unit: 1.13x on 4 parts) and many pairs lose (the
+ * long suite with every pair split in 4: 81-102 ms per pass;
+ * bench/results, exact-direct-experiments). So by default (split_parts 0)
+ * only the pairs that hold more than a share of the launch's cells (its
+ * cells per work-group the device runs at once, estimated as
+ * CPH_SPLIT_GROUPS_PER_UNIT per compute unit) split, when the largest
+ * holds at least CPH_SPLIT_MIN_EXCESS shares: on twice as many parts as
+ * it holds shares, at most CPH_SPLIT_DEFAULT_PARTS, and fewer when the
+ * split pairs' parts would exceed twice the work-groups the device runs
+ * at once. $CLPHMM_SPLIT forces its parts on every pair. A split pair
+ * needs its parts on the device at once, so the device must hold more
+ * work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q), and only
+ * GPUs split: PoCL may run a small launch's work-groups one after the
+ * other on one thread, and a part then waits for a part that never starts
+ * (CI hung so). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
-                             unsigned coop) {
+                             unsigned coop, size_t *big) {
   const unsigned units = ctx->dev.info.compute_units;
+  *big = n - start;
   if (coop < 2 || ctx->split_parts == 1 || units < 2 ||
       ctx->dev.info.type != CLPHMM_DEVICE_GPU)
     return 1;
@@ -332,12 +341,22 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
     total += c;
     most = c > most ? c : most;
   }
-  const uint64_t share = total / ((uint64_t)units * CPH_SPLIT_GROUPS_PER_UNIT);
-  if (most < CPH_SPLIT_MIN_EXCESS * share)
+  const uint64_t slots = (uint64_t)units * CPH_SPLIT_GROUPS_PER_UNIT,
+                 share = total / slots;
+  if (share == 0 || most < CPH_SPLIT_MIN_EXCESS * share)
     return 1;
-  uint64_t parts = share ? (most + share - 1) / share : 1;
+  /* The jobs up to the last one above a share. */
+  *big = 0;
+  for (size_t i = start; i < n; i++) {
+    const cph_job *jb = &stage->jobs[key_job(keys[i])];
+    if ((uint64_t)jb->R * jb->H > share)
+      *big = i - start + 1;
+  }
+  uint64_t parts = 2 * ((most + share - 1) / share);
   if (parts > CPH_SPLIT_DEFAULT_PARTS)
     parts = CPH_SPLIT_DEFAULT_PARTS;
+  while (parts > 2 && *big * parts > 2 * slots)
+    parts--;
   if (parts > units)
     parts = units;
   return parts > 1 ? (unsigned)parts : 1;
@@ -524,8 +543,9 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const cph_kernel *k = kernels[bin];
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
+    size_t big = 0;
     const unsigned split =
-        launch_split(ctx, stage, s->keys, start, bin_end, coop);
+        launch_split(ctx, stage, s->keys, start, bin_end, coop, &big);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);
@@ -538,6 +558,11 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     L->split = split;
     L->n_jobs = end - start;
     L->n_groups = (L->n_jobs + ppw - 1) / ppw;
+    /* The groups holding the big jobs (counted from `start`). */
+    const size_t big_groups = (big + ppw - 1) / ppw;
+    L->split_groups = split < 2                  ? 0
+                      : big_groups < L->n_groups ? big_groups
+                                                 : L->n_groups;
     L->n_slots = L->n_groups * ppw;
     L->first_slot = s->n_slots;
     L->first_group = s->n_groups;

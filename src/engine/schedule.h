@@ -17,7 +17,7 @@ typedef struct cph_engine cph_engine;
  * parts a launch takes by default and the most $CLPHMM_SPLIT may ask, and
  * the work-groups a compute unit is taken to run at once (the long-read
  * variants' registers allow two on the H100). */
-#define CPH_SPLIT_DEFAULT_PARTS 4
+#define CPH_SPLIT_DEFAULT_PARTS 8
 #define CPH_SPLIT_MAX_PARTS 64
 #define CPH_SPLIT_GROUPS_PER_UNIT 2
 #define CPH_SPLIT_MIN_EXCESS 2
@@ -25,9 +25,10 @@ typedef struct cph_engine cph_engine;
 /* One launch of a chunk. */
 typedef struct cph_launch {
   const cph_kernel *k;
-  int bin;        /* index in the context's per-bin statistics, -1: none */
-  unsigned coop;  /* tile slots (cph_variant_coop) */
-  unsigned split; /* work-groups per group of pairs (1: not split) */
+  int bin;             /* index in the context's per-bin statistics, -1: none */
+  unsigned coop;       /* tile slots (cph_variant_coop) */
+  unsigned split;      /* work-groups per split group of pairs (1: none) */
+  size_t split_groups; /* its first groups, which split (the largest) */
   uint32_t split_rounds; /* rounds of its groups' pairs, at most */
   size_t first_slot, n_slots, first_group, n_groups;
   uint32_t bound_cols; /* 0 when no pair needs more than one tile */
