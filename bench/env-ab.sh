@@ -16,7 +16,8 @@
 #
 # Environment: BUILD (default build-bench), ROUNDS (default 2), REPS
 # (default 3), WORKLOADS (default "long-float long-double 7e9"),
-# TIMELINE (0/1), STEP_TIMEOUT (default 120), COMMIT.
+# TIMELINE (0/1), STEP_TIMEOUT (default 120), COMMIT, KIND (the results
+# file's kind, default env).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/lib.sh
@@ -104,4 +105,4 @@ for w in $WORKLOADS; do
     say "$(printf '%-12s %-40s %s' "$w" "$s" "${m:--}")"
   done
 done
-bench_save "$LOG" "$(bench_slug "$NAME")" env bench/env-ab.sh
+bench_save "$LOG" "$(bench_slug "$NAME")" "${KIND:-env}" bench/env-ab.sh

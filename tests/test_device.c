@@ -898,6 +898,18 @@ static void add_copy_batch(gen *g, test_rng *rng, size_t len, uint8_t indel) {
   push_batch(g, (clphmm_batch){r, 1, h, 1});
 }
 
+/* `count` reads of lo..hi bases with GATK-like indel qualities, 5% off
+ * two haplotypes 0..100 bases longer or random against them (float sums
+ * on both sides of GKL's threshold). */
+static void add_exit_batches(gen *g, test_rng *rng, int count, unsigned lo,
+                             unsigned hi) {
+  for (int k = 0; k < count; k++) {
+    size_t len = test_rng_range(rng, lo, hi);
+    add_batch(g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
+              QUAL_INDEL_HIGH);
+  }
+}
+
 static void test_early_exit(test_rng *rng) {
   static const struct {
     const char *list, *what;
@@ -906,11 +918,7 @@ static void test_early_exit(test_rng *rng) {
              {"4x4/64,8x8/64", "concurrent tiles", 0},
              {"4x4/64,8x8/64", "two concurrent tiles", 2}};
   gen g = {0};
-  for (int k = 0; k < 24; k++) {
-    size_t len = test_rng_range(rng, 100, 700);
-    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
-              QUAL_INDEL_HIGH);
-  }
+  add_exit_batches(&g, rng, 24, 100, 700);
   add_copy_batch(&g, rng, 600, 10);
   add_copy_batch(&g, rng, 1000, 12);
   size_t n;
@@ -970,11 +978,7 @@ static void add_stopping_pairs(gen *g, test_rng *rng, int alternate,
 
 static void test_exact_direct(test_rng *rng) {
   gen g = {0};
-  for (int k = 0; k < 16; k++) {
-    size_t len = test_rng_range(rng, 300, 900);
-    add_batch(&g, rng, &len, 1, 2, (unsigned)len, (unsigned)len + 100, 1,
-              QUAL_INDEL_HIGH);
-  }
+  add_exit_batches(&g, rng, 16, 300, 900);
   add_stopping_pairs(&g, rng, 1, 400);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
