@@ -318,15 +318,20 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * holds at least CPH_SPLIT_MIN_EXCESS shares: on twice as many parts as
  * it holds shares, at most CPH_SPLIT_DEFAULT_PARTS, and fewer when the
  * split pairs' parts would exceed twice the work-groups the device runs
- * at once. $CLPHMM_SPLIT forces its parts on every pair. A split pair
- * needs its parts on the device at once, so the device must hold more
+ * at once (at most 4 parts, or no limit on the parts of all split pairs,
+ * measured the same within 1% on the long suite and its half). Nor does
+ * float mode's first pass split by default: its long pairs mostly stop
+ * after their first rounds (the bound's exit), which parts cannot speed
+ * up (half the long suite: its float pass took 15.8 ms split, 9.1 whole).
+ * $CLPHMM_SPLIT forces its parts on every pair. A split pair needs its
+ * parts on the device at once, so the device must hold more
  * work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q), and only
  * GPUs split: PoCL may run a small launch's work-groups one after the
  * other on one thread, and a part then waits for a part that never starts
  * (CI hung so). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
-                             unsigned coop, size_t *big) {
+                             unsigned coop, int bound_exit, size_t *big) {
   const unsigned units = ctx->dev.info.compute_units;
   *big = n - start;
   if (coop < 2 || ctx->split_parts == 1 || units < 2 ||
@@ -334,6 +339,8 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
     return 1;
   if (ctx->split_parts) /* $CLPHMM_SPLIT */
     return ctx->split_parts <= units ? ctx->split_parts : 1;
+  if (bound_exit)
+    return 1;
   uint64_t total = 0, most = 0;
   for (size_t i = start; i < n; i++) {
     const cph_job *jb = &stage->jobs[key_job(keys[i])];
@@ -544,8 +551,10 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
     size_t big = 0;
-    const unsigned split =
-        launch_split(ctx, stage, s->keys, start, bin_end, coop, &big);
+    const int bound_exit =
+        cph_variant_exit(&k->variant, set != CPH_SET_FLOAT) == 1;
+    const unsigned split = launch_split(ctx, stage, s->keys, start, bin_end,
+                                        coop, bound_exit, &big);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);
