@@ -9,7 +9,8 @@
  *    device, within the levels of the CPU reference;
  *  - per-device statistics that sum to the totals; a small call on one
  *    device; invalid input in a late chunk gives one device's error and
- *    leaves the output untouched; the context stays usable.
+ *    leaves the output untouched; the context stays usable;
+ *  - a call of few long pairs: one chunk per engine, cut by cells.
  * Device failures are forced in test_faults (test_multi_device). Exit 77
  * without a device (unless CLPHMM_TEST_REQUIRE_DEVICE is set). */
 #include <math.h>
@@ -233,6 +234,78 @@ static void test_split(const workload *w, clphmm_precision p,
   clphmm_context_destroy(two);
 }
 
+/* A call of few long pairs (600 reads of 1,000 to 5,000 bases, longer
+ * and longer, copies of a 6,000-base haplotype's start: 1.1e10 cells,
+ * above the split size, and fewer pairs than a chunk holds) is cut into
+ * one chunk per engine by cells (compute.c, chunk_bounds: each chunk's
+ * float pass of long pairs waits on its largest pair): two chunks,
+ * bit-identical to one device, and when both engines took one, their
+ * cells within 5% of each other (cut by pairs: 1 to 2). Without
+ * CLPHMM_CHUNK_CELLS. */
+static void test_few_long_pairs(test_rng *rng) {
+  enum { READS = 600, LEN = 5000, HLEN = 6000 };
+  char *hb = malloc(HLEN);
+  uint8_t *q = malloc(4 * LEN);
+  clphmm_read *r = malloc(READS * sizeof *r);
+  if (!hb || !q || !r) {
+    CHECK(0, "no memory for the long pairs");
+    free(hb), free(q), free(r);
+    return;
+  }
+  for (size_t i = 0; i < HLEN; i++)
+    hb[i] = "ACGT"[test_rng_next(rng) % 4];
+  for (size_t i = 0; i < LEN; i++) {
+    q[i] = 30;
+    q[LEN + i] = q[2 * LEN + i] = 45;
+    q[3 * LEN + i] = 10;
+  }
+  for (size_t k = 0; k < READS; k++)
+    r[k] = (clphmm_read){hb,          q,           q + LEN,
+                         q + 2 * LEN, q + 3 * LEN, 1000 + k * 4000 / READS};
+  clphmm_haplotype h = {hb, HLEN};
+  clphmm_batch b = {r, READS, &h, 1};
+  char *keep = getenv("CLPHMM_CHUNK_CELLS");
+  keep = keep ? strdup(keep) : NULL;
+  unsetenv("CLPHMM_CHUNK_CELLS");
+  clphmm_context *one = open_ctx("0", CLPHMM_PRECISION_FLOAT);
+  clphmm_context *two = open_ctx("0,0", CLPHMM_PRECISION_FLOAT);
+  if (keep)
+    setenv("CLPHMM_CHUNK_CELLS", keep, 1);
+  free(keep);
+  double *x = calloc(READS, sizeof *x), *y = calloc(READS, sizeof *y);
+  clphmm_stats s;
+  if (one && two && x && y &&
+      CHECK_STATUS(clphmm_compute(one, &b, 1, x), CLPHMM_SUCCESS, one) ==
+          CLPHMM_SUCCESS &&
+      CHECK_STATUS(clphmm_compute(two, &b, 1, y), CLPHMM_SUCCESS, two) ==
+          CLPHMM_SUCCESS &&
+      CHECK_STATUS(clphmm_context_stats(two, &s), CLPHMM_SUCCESS, two) ==
+          CLPHMM_SUCCESS) {
+    CHECK(memcmp(x, y, READS * sizeof *x) == 0,
+          "few long pairs: two devices differ from one");
+    const uint64_t c0 = s.devices[0].cells, c1 = s.devices[1].cells;
+    CHECK(s.chunks == 2 && s.rescued_pairs == 0 && c0 + c1 == s.cells,
+          "few long pairs: %llu chunks (2 expected), %llu rescued, cells "
+          "%llu + %llu of %llu",
+          (unsigned long long)s.chunks, (unsigned long long)s.rescued_pairs,
+          (unsigned long long)c0, (unsigned long long)c1,
+          (unsigned long long)s.cells);
+    const uint64_t d = c0 > c1 ? c0 - c1 : c1 - c0;
+    CHECK(!c0 || !c1 || d <= s.cells / 20,
+          "few long pairs: cells %llu and %llu, not within 5%%",
+          (unsigned long long)c0, (unsigned long long)c1);
+    printf("few long pairs: 2 chunks, device cells %llu and %llu\n",
+           (unsigned long long)c0, (unsigned long long)c1);
+  }
+  free(x);
+  free(y);
+  clphmm_context_destroy(one);
+  clphmm_context_destroy(two);
+  free(hb);
+  free(q);
+  free(r);
+}
+
 /* An invalid base late in the input: the same status and message as one
  * device, the output untouched, the context usable. */
 static void test_invalid(workload *w) {
@@ -295,6 +368,7 @@ int main(void) {
     free(ref);
   }
   test_invalid(&w);
+  test_few_long_pairs(&rng);
   workload_free(&w);
   return test_finish();
 }

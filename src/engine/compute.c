@@ -434,14 +434,14 @@ static clphmm_status end_chunk(call *c, cph_slot *s, int pass) {
 
 /* The chunk bounds of a call of `cells` cells and `pairs` pairs (split
  * between `parts` engines, each of which gets about CHUNK_PARTS chunks).
- * A shared call lowers CHUNK_MIN_PAIRS to each engine's share of the
- * pairs, so that every engine gets a chunk: the long suite's 1,674 pairs
- * (1e11 cells) were one chunk, which left the second of two H100s idle.
- * Not lower: each chunk's float pass of long pairs lasts as long as its
- * largest pair, one after the other, and on two H100s the long suite took
- * 125.7 ms with a quarter of a share (12 chunks) and 111.1 ms with half
- * (9 chunks), against 122.1 on one (d9cd8c0). Calls of many pairs keep
- * CHUNK_MIN_PAIRS, and with it chunks for the engines to balance. */
+ * A shared call of fewer than CHUNK_MIN_PAIRS pairs per engine gets one
+ * chunk per engine instead, cut by cells: the long suite's 1,674 pairs
+ * (1e11 cells) were one chunk, which left the second of two H100s idle,
+ * and each chunk's float pass of long pairs lasts as long as its largest
+ * pair, one after the other: on two H100s the long suite took 125.7 ms in
+ * 12 chunks, 111.1 in 9 and 98.6 in 2 (cut by pairs), against 122.1 on
+ * one (d9cd8c0, f29d264). Calls of many pairs keep CHUNK_MIN_PAIRS, and
+ * with it chunks for the engines to balance. */
 static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
                          unsigned parts, cursor *cur) {
   uint64_t per = cells / CHUNK_PARTS / (parts ? parts : 1);
@@ -449,8 +449,13 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
         : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
                                 : per;
   uint64_t min_pairs = CHUNK_MIN_PAIRS;
-  if (parts > 1 && pairs / parts < min_pairs)
-    min_pairs = pairs / parts;
+  if (parts > 1 && pairs / parts < min_pairs) {
+    /* One chunk per engine, cut by cells: a share and a 32nd of it, so
+     * that the last chunk holds the rest (the long suite's halves by
+     * pairs held 4.8e10 and 5.2e10 cells). */
+    per = cells / parts + cells / (32 * (uint64_t)parts) + 1;
+    min_pairs = 0;
+  }
   if (ctx->chunk_cells) {
     per = ctx->chunk_cells;
     min_pairs = 0;
