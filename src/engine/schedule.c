@@ -572,6 +572,10 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     L->split_groups = split < 2                  ? 0
                       : big_groups < L->n_groups ? big_groups
                                                  : L->n_groups;
+    if (L->split_groups >= CPH_SPLIT_MAX_GROUPS) { /* (the kernel's field) */
+      L->split = 1;
+      L->split_groups = 0;
+    }
     L->n_slots = L->n_groups * ppw;
     L->first_slot = s->n_slots;
     L->first_group = s->n_groups;

@@ -21,6 +21,8 @@ typedef struct cph_engine cph_engine;
 #define CPH_SPLIT_MAX_PARTS 64
 #define CPH_SPLIT_GROUPS_PER_UNIT 2
 #define CPH_SPLIT_MIN_EXCESS 2
+/* Split groups a launch may have (the kernel takes them in 24 bits). */
+#define CPH_SPLIT_MAX_GROUPS ((size_t)1 << 24)
 
 /* One launch of a chunk. */
 typedef struct cph_launch {
