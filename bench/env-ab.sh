@@ -2,13 +2,13 @@
 # Settings of the environment against each other on one device in one
 # call: build clphmm (Release), then time the long-read workloads (the
 # long suite in float and double, the 7e9-cell file of 1.1-2 kb reads;
-# or hc, 20,000 HaplotypeCaller-like pairs) once per setting, taking turns for ROUNDS rounds; with TIMELINE=1 also
-# the device commands of one profiled long-suite float call per setting
-# (each launch's run time: which pass waits for its largest pairs), and
-# the long suite at 1e9 cells checked against the CPU reference per
-# setting. Prints each run's table and stages and a summary of wall-time
-# medians; one text file goes to
-# bench/results/<device>-<date>-env-<commit>.txt (and to $OUT).
+# or hc, 20,000 HaplotypeCaller-like pairs) once per setting, taking turns
+# for ROUNDS rounds; with TIMELINE=1 also the device commands of one
+# profiled long-suite float call per setting (each launch's run time:
+# which pass waits for its largest pairs), and the long suite at 1e9
+# cells checked against the CPU reference per setting. Prints each run's
+# table and stages and a summary of wall-time medians; one text file goes
+# to bench/results/<device>-<date>-env-<commit>.txt (and to $OUT).
 #
 #   bench/env-ab.sh [--device SPEC] SETTING...
 #   e.g. bench/env-ab.sh "CLPHMM_EXACT_DIRECT=0" default
@@ -26,7 +26,7 @@ if [ "${1:-}" = --device ]; then
   DEVICE=$2
   shift 2
 fi
-[ $# -ge 1 ] || { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 BUILD=${BUILD:-build-bench}
 ROUNDS=${ROUNDS:-2} REPS=${REPS:-3} TIMELINE=${TIMELINE:-0}
 WORKLOADS=${WORKLOADS:-long-float long-double 7e9}

@@ -249,7 +249,9 @@ static void test_few_long_pairs(test_rng *rng) {
   clphmm_read *r = malloc(READS * sizeof *r);
   if (!hb || !q || !r) {
     CHECK(0, "no memory for the long pairs");
-    free(hb), free(q), free(r);
+    free(hb);
+    free(q);
+    free(r);
     return;
   }
   for (size_t i = 0; i < HLEN; i++)

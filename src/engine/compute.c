@@ -336,13 +336,13 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
   finish_task t = {
       c, s, pass, direct, which, n_which, n_which + parts, n_which + 2 * parts};
   if (!st)
-    cph_pool_for(c->ctx->pool, parts, finish_part, &t);
+    cph_pool_for(ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++) {
-    c->ctx->stats.early_exits += t.n_exit[p];
-    c->ctx->stats.underflow_stops += t.n_under[p];
+    ctx->stats.early_exits += t.n_exit[p];
+    ctx->stats.underflow_stops += t.n_under[p];
   }
-  const int to_cpu = pass == PASS_EXACT || (pass == PASS_RESCUE &&
-                                            !c->ctx->variants[CPH_SET_EXACT].n);
+  const int to_cpu = pass == PASS_EXACT ||
+                     (pass == PASS_RESCUE && !ctx->variants[CPH_SET_EXACT].n);
   size_t n_cpu = 0;
   cph_pair *cpu = NULL;
   if (!st && to_cpu) {
@@ -366,7 +366,7 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
     }
   if (!st && n_cpu) {
     st = rescue_on_cpus(c, cpu, n_cpu);
-    c->ctx->stats.cpu_pairs += n_cpu;
+    ctx->stats.cpu_pairs += n_cpu;
   }
   free(cpu);
   free(which);
