@@ -2,11 +2,13 @@
 # Settings of the environment against each other on one device in one
 # call: build clphmm (Release), then time the long-read workloads (the
 # long suite in float and double, the 7e9-cell file of 1.1-2 kb reads;
-# or hc, 20,000 HaplotypeCaller-like pairs) once per setting, taking turns
+# or hc, 20,000 HaplotypeCaller-like pairs; or small calls: region, one
+# 300-pair HaplotypeCaller-like region per call, and 10s, tests/data/10s.in
+# per call, 1000 calls each, median us per call) once per setting, taking turns
 # for ROUNDS rounds; with TIMELINE=1 also the device commands of one
 # profiled long-suite float call per setting (each launch's run time:
-# which pass waits for its largest pairs), and the long suite at 1e9
-# cells checked against the CPU reference per setting. Prints each run's
+# which pass waits for its largest pairs), and (with a long workload) the
+# long suite at 1e9 cells checked against the CPU reference per setting. Prints each run's
 # table and stages and a summary of wall-time medians; one text file goes
 # to bench/results/<device>-<date>-env-<commit>.txt (and to $OUT).
 #
@@ -26,7 +28,7 @@ if [ "${1:-}" = --device ]; then
   DEVICE=$2
   shift 2
 fi
-[ $# -ge 1 ] || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 BUILD=${BUILD:-build-bench}
 ROUNDS=${ROUNDS:-2} REPS=${REPS:-3} TIMELINE=${TIMELINE:-0}
 WORKLOADS=${WORKLOADS:-long-float long-double 7e9}
@@ -54,6 +56,8 @@ args() {
     long-double) echo "--suite long -p double" ;;
     7e9) echo "--synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9" ;;
     hc) echo "--synthetic mix=hc,pairs=20000" ;;
+    region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;
+    10s) echo "--input tests/data/10s.in --call-batches all --calls 1000" ;;
     *) echo "bench/env-ab.sh: unknown workload '$1'" >&2; return 1 ;;
   esac
 }
@@ -65,11 +69,20 @@ one() {
   say ""
   say "## $1, $2"
   # shellcheck disable=SC2086 # the workload's words are arguments
+  # (Small calls unprofiled, unless a setting says otherwise: the events
+  # cost a region call tens of us.)
+  local v=-v
+  case $1 in region | 10s) v= && local -x CLPHMM_PROFILE=${CLPHMM_PROFILE:-0} ;; esac
   out=$(with "$2" timeout "$STEP_TIMEOUT" "$BENCH" --device "$DEVICE" \
-    --no-startup -v $a -n "$REPS" 2>&1 | grep -v '^      bin')
+    --no-startup $v $a -n "$REPS" 2>&1 | grep -v '^      bin')
   say "$out"
   local wall
-  wall=$(echo "$out" | bench_wall)
+  case $1 in
+    # (per call: the median us before the first bracket)
+    region | 10s) wall=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF >= 8 {
+      for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1); exit } }') ;;
+    *) wall=$(echo "$out" | bench_wall) ;;
+  esac
   [ -n "$wall" ] && echo "$1|$2|$wall" >>"$WALLS"
 }
 
@@ -82,6 +95,7 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 for s in "$@"; do
+  case " $WORKLOADS " in *" long-"*) ;; *) continue ;; esac
   say ""
   say "## long 1e9 checked, float, $s"
   say "$(with "$s" timeout "$STEP_TIMEOUT" "$BENCH" --device "$DEVICE" \
@@ -97,7 +111,7 @@ for s in "$@"; do
 done
 
 say ""
-say "## summary: median wall seconds over rounds"
+say "## summary: median wall seconds over rounds (region, 10s: us per call)"
 for w in $WORKLOADS; do
   for s in "$@"; do
     m=$(awk -F'|' -v w="$w" -v s="$s" '$1 == w && $2 == s { print $3 }' \

@@ -608,15 +608,18 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
  * call whose float pass computed `want` and rescued `rescued` pairs
  * without it (the engine's last call rescued: `auto` speculates now):
  * always, never and auto give the same results, bit for bit, and rescue
- * as many pairs; always and auto speculate, never does not. */
+ * as many pairs, on the side queue or the main one; always and auto
+ * speculate, never does not. */
 static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
                               const double *want, uint64_t rescued) {
   static const char *const names[] = {"never", "always", "auto"};
   cph_engine *e = ctx->eng[0];
-  const int keep = e->speculate;
+  const int keep = e->speculate, keep_side = e->side_queue;
   CHECK(rescued > 0, "the small call rescued no pair to speculate on");
-  for (int mode = CPH_SPECULATE_NEVER; mode <= CPH_SPECULATE_AUTO; mode++) {
+  for (int m = 0; m < 6; m++) {
+    const int mode = m % 3;
     e->speculate = mode;
+    e->side_queue = m < 3;
     const unsigned long before = e->spec_calls;
     double *got = run_device(ctx, g, n);
     clphmm_stats st;
@@ -629,9 +632,13 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
     CHECK((e->spec_calls > before) == (mode != CPH_SPECULATE_NEVER),
           "speculation %s: %lu speculative passes", names[mode],
           e->spec_calls - before);
+    /* (It runs on the side queue, beside the float pass.) */
+    CHECK(mode == CPH_SPECULATE_NEVER || !e->side_queue || e->side.queue,
+          "speculation %s: not on the side queue", names[mode]);
     free(got);
   }
   e->speculate = keep;
+  e->side_queue = keep_side;
 }
 
 /* The small-call variant (":small"): a call with fewer pairs than fill the

@@ -46,6 +46,21 @@ static clphmm_status open_queue(cph_engine *ctx) {
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        ctx->dev.info.name);
   ctx->bufs = (cph_bufctx){ctx->cl, ctx->queue, &ctx->dev, &ctx->alloc_failed};
+  ctx->d.queue = ctx->queue;
+  return CLPHMM_SUCCESS;
+}
+
+clphmm_status cph_engine_side_queue(cph_engine *ctx) {
+  if (ctx->side.queue)
+    return CLPHMM_SUCCESS;
+  cl_int err;
+  ctx->side.queue = cph_cl.CreateCommandQueue(
+      ctx->cl, ctx->dev.id, ctx->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+  if (err != CL_SUCCESS) {
+    ctx->side.queue = NULL;
+    return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
+                       "a second queue");
+  }
   return CLPHMM_SUCCESS;
 }
 
@@ -70,9 +85,11 @@ static void release_cl(cph_engine *ctx) {
   release_kernels(ctx);
   if (ctx->queue)
     cph_cl.ReleaseCommandQueue(ctx->queue);
+  if (ctx->side.queue)
+    cph_cl.ReleaseCommandQueue(ctx->side.queue);
   if (ctx->cl)
     cph_cl.ReleaseContext(ctx->cl);
-  ctx->queue = NULL;
+  ctx->queue = ctx->d.queue = ctx->side.queue = NULL;
   ctx->cl = NULL;
 }
 
@@ -191,6 +208,12 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, 1, NULL,
                     &exact_direct);
   ctx->exact_direct = (int)exact_direct;
+  /* Float mode's speculative pass on the side queue, beside the float
+   * pass (compute.c speculate); 0: on the main queue, behind it. */
+  uint64_t side = 1;
+  if (!st)
+    st = env_number("CLPHMM_SIDE_QUEUE", side, 0, 1, NULL, &side);
+  ctx->side_queue = (int)side;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
@@ -318,12 +341,7 @@ void clphmm_context_destroy(clphmm_context *ctx) {
   free(ctx);
 }
 
-void cph_engine_release(cph_engine *ctx) {
-  /* Commands still queued may read host buffers released below (malloc'ed
-   * ones where pinned memory was refused). */
-  if (ctx->queue)
-    cph_cl.Finish(ctx->queue);
-  cph_devset *d = &ctx->d;
+static void release_devset(cph_devset *d) {
   cph_devbuf *all[] = {&d->raw,     &d->reads, &d->hcodes, &d->rows,
                        &d->weights, &d->pairs, &d->groups, &d->sums,
                        &d->bound,   &d->sync};
@@ -332,6 +350,23 @@ void cph_engine_release(cph_engine *ctx) {
   for (int f = 0; f < 3; f++)
     for (int sc = 0; sc < 2; sc++)
       cph_devbuf_release(&d->tables[f][sc]);
+  cph_pack_release(&d->in);
+  cph_pack_release(&d->out);
+}
+
+void cph_engine_finish(cph_engine *ctx) {
+  if (ctx->queue)
+    cph_cl.Finish(ctx->queue);
+  if (ctx->side.queue)
+    cph_cl.Finish(ctx->side.queue);
+}
+
+void cph_engine_release(cph_engine *ctx) {
+  /* Commands still queued may read host buffers released below (malloc'ed
+   * ones where pinned memory was refused). */
+  cph_engine_finish(ctx);
+  release_devset(&ctx->d);
+  release_devset(&ctx->side);
   for (int i = 0; i < CPH_SLOTS; i++) {
     cph_slot *s = &ctx->slots[i];
     cph_slot_abandon(s);
@@ -341,8 +376,6 @@ void cph_engine_release(cph_engine *ctx) {
     cph_hostbuf_release(&ctx->bufs, &s->pack_in);
     cph_hostbuf_release(&ctx->bufs, &s->pack_out);
   }
-  cph_pack_release(&d->in);
-  cph_pack_release(&d->out);
 }
 
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,

@@ -19,11 +19,15 @@
 #include "opencl/build.h"
 #include "tuning/plan.h"
 
-/* Device buffers shared by the chunks of a call (one in-order queue runs
- * the chunks one after the other, so one set serves them all). */
+/* An in-order queue and the device buffers of the chunks it runs (it runs
+ * them one after the other, so one set serves them all). An engine has
+ * its main queue, and a side queue for float mode's speculative double
+ * pass (compute.c speculate), which then runs beside the float pass. */
 typedef struct cph_devset {
+  cl_command_queue queue;
   cph_devbuf raw, reads, hcodes, rows, weights, pairs, groups, sums, bound;
   cph_devbuf sync;         /* split pairs' ticket and flags, zeroed when made */
+  uint32_t split_ticket;   /* the next ticket in `sync` (launch.c) */
   cph_devbuf tables[3][2]; /* [flavor][scaled]: cl/prep.cl's tables */
   cph_pack in, out; /* small chunks' inputs and outputs (engine/pack.h) */
 } cph_devset;
@@ -55,6 +59,7 @@ typedef struct cph_slot {
   cph_hostbuf pack_in, pack_out; /* their host staging */
   size_t out_off[2]; /* the outputs' offsets in pack_out (launch.c) */
   int active;        /* submitted, not yet collected */
+  cph_devset *d;     /* the queue and buffers of its chunk */
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -67,16 +72,16 @@ enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
 typedef struct cph_engine {
   cph_device dev;
   cl_context cl;
-  cl_command_queue queue;
+  cl_command_queue queue; /* the main queue (d.queue) */
   clphmm_precision precision;
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
   /* Parts of a split pair (cl/pairhmm.cl, SPLIT_Q): launches of concurrent
    * tiles split each pair over this many work-groups ($CLPHMM_SPLIT; 1:
-   * never; 0: per launch, schedule.c launch_split), and the epoch and next
-   * ticket of the split launches' progress flags (launch.c). */
+   * never; 0: per launch, schedule.c launch_split), and the epoch of the
+   * split launches' progress flags (launch.c). */
   unsigned split_parts;
-  uint32_t split_epoch, split_ticket;
+  uint32_t split_epoch;
   uint64_t seq_fill;         /* long reads' pairs that fill the device on the
                                 long-read variant (cph_plan_bin_long; tests set 0) */
   uint64_t max_device_bytes; /* planning bound for one chunk and launch */
@@ -116,6 +121,7 @@ typedef struct cph_engine {
    * pairs to rescue, and the calls that speculated (tests). */
   int speculate;    /* CPH_SPECULATE_* */
   int exact_direct; /* $CLPHMM_EXACT_DIRECT (compute.c, finish) */
+  int side_queue;   /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
   int last_rescued;
   unsigned long spec_calls;
   unsigned long spin_waits; /* waits that polling ended (tests) */
@@ -131,7 +137,8 @@ typedef struct cph_engine {
   /* The engine's state (src/engine/compute.c). */
   cph_pool *pool;
   cph_bufctx bufs;
-  cph_devset d;
+  cph_devset d;    /* the main queue's */
+  cph_devset side; /* the speculative pass's (its queue made on first use) */
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
@@ -162,6 +169,12 @@ clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
 
 /* Release every buffer the engine keeps (device and pinned host memory). */
 void cph_engine_release(cph_engine *ctx);
+
+/* Wait for everything enqueued on the engine's queues. */
+void cph_engine_finish(cph_engine *ctx);
+
+/* The side queue (ctx->side.queue), made on first use. */
+clphmm_status cph_engine_side_queue(cph_engine *ctx);
 
 /* clphmm_compute's work on one engine that is usable (compute.c): the
  * results go to `out` only when everything succeeded. */

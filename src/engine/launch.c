@@ -39,7 +39,7 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
   const int timed = s->timed && ctx->profile;
-  cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, dst, CL_FALSE, 0, bytes,
+  cl_int err = cph_cl.EnqueueWriteBuffer(s->d->queue, dst, CL_FALSE, 0, bytes,
                                          src, 0, NULL, timed ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
@@ -51,7 +51,7 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
-  cl_int err = cph_cl.EnqueueReadBuffer(ctx->queue, src, CL_FALSE, 0, bytes,
+  cl_int err = cph_cl.EnqueueReadBuffer(s->d->queue, src, CL_FALSE, 0, bytes,
                                         dst, 0, NULL, &ev);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueReadBuffer", err, what);
@@ -63,7 +63,7 @@ static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
                                 int bin) {
   cl_event ev = NULL;
   cl_int err =
-      cph_cl.EnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, &local, 0,
+      cph_cl.EnqueueNDRangeKernel(s->d->queue, k, 1, NULL, &global, &local, 0,
                                   NULL, ctx->profile ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
@@ -100,10 +100,11 @@ static clphmm_status set_args(cl_kernel k, cph_args *cache, size_t n,
 }
 
 /* The tables of cl/prep.cl for the stage's flavor, uploaded once per
- * context (a blocking copy: it happens once). */
-static clphmm_status prep_tables(cph_engine *ctx, const cph_stage *st,
+ * queue's buffers (a blocking copy: it happens once). */
+static clphmm_status prep_tables(cph_engine *ctx, const cph_slot *s,
                                  cl_mem *out) {
-  cph_devbuf *b = &ctx->d.tables[st->flavor][st->scaled];
+  const cph_stage *st = &s->stage;
+  cph_devbuf *b = &s->d->tables[st->flavor][st->scaled];
   if (!b->mem) {
     const size_t bytes = cph_prep_tables(st->flavor, st->scaled, NULL);
     void *host = malloc(bytes);
@@ -114,7 +115,7 @@ static clphmm_status prep_tables(cph_engine *ctx, const cph_stage *st,
         cph_devbuf_ensure(&ctx->bufs, b, bytes, "the row tables");
     cl_int err = CL_SUCCESS;
     if (!rc)
-      err = cph_cl.EnqueueWriteBuffer(ctx->queue, b->mem, CL_TRUE, 0, bytes,
+      err = cph_cl.EnqueueWriteBuffer(s->d->queue, b->mem, CL_TRUE, 0, bytes,
                                       host, 0, NULL, NULL);
     free(host);
     if (!rc && err != CL_SUCCESS) {
@@ -178,8 +179,8 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
  * at least `bytes`: a new buffer starts as zeros (flags of epoch 0, which
  * no launch uses, and the counter at 0). The flags carry their launch's
  * epoch, so launches need not clear them. */
-static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
-  cph_devbuf *b = &ctx->d.sync;
+static clphmm_status ensure_sync(cph_engine *ctx, cph_devset *d, size_t bytes) {
+  cph_devbuf *b = &d->sync;
   if (b->mem && b->cap >= bytes)
     return CLPHMM_SUCCESS;
   clphmm_status rc =
@@ -190,14 +191,14 @@ static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
   if (!rc) {
     /* Blocking, so that `zeros` may go: it waits for the queue's earlier
      * commands, but only when the buffer grows. */
-    cl_int err = cph_cl.EnqueueWriteBuffer(ctx->queue, b->mem, CL_TRUE, 0,
-                                           b->cap, zeros, 0, NULL, NULL);
+    cl_int err = cph_cl.EnqueueWriteBuffer(d->queue, b->mem, CL_TRUE, 0, b->cap,
+                                           zeros, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       rc = cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err,
                         "clearing split-pair flags");
   }
   free(zeros);
-  ctx->split_ticket = 0;
+  d->split_ticket = 0;
   if (rc)
     cph_devbuf_release(b);
   return rc;
@@ -208,7 +209,7 @@ static clphmm_status ensure_sync(cph_engine *ctx, size_t bytes) {
 static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
   const cph_stage *st = &s->stage;
   const cph_bufctx *c = &ctx->bufs;
-  cph_devset *d = &ctx->d;
+  cph_devset *d = s->d;
   clphmm_status rc = CLPHMM_SUCCESS;
   /* (Rows the host prepared are an input.) */
   if (!st->host_prep)
@@ -234,7 +235,7 @@ static clphmm_status ensure_device(cph_engine *ctx, const cph_slot *s) {
     rc = cph_devbuf_ensure(c, &d->bound, s->sched.bound_bytes,
                            "allocating tile boundaries");
   if (!rc && s->sched.sync_bytes)
-    rc = ensure_sync(ctx, s->sched.sync_bytes);
+    rc = ensure_sync(ctx, d, s->sched.sync_bytes);
   return rc;
 }
 
@@ -256,28 +257,29 @@ static size_t pack_sizes(const cph_slot *s, size_t in[N_IN],
 static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
   size_t in[N_IN], out[N_OUT];
   pack_sizes(s, in, out);
-  clphmm_status rc = cph_pack_ensure(&ctx->bufs, &ctx->d.in, N_IN, in,
-                                     "uploading a small chunk");
+  cph_devset *d = s->d;
+  clphmm_status rc =
+      cph_pack_ensure(&ctx->bufs, &d->in, N_IN, in, "uploading a small chunk");
   if (!rc)
-    rc = cph_pack_ensure(&ctx->bufs, &ctx->d.out, N_OUT, out,
+    rc = cph_pack_ensure(&ctx->bufs, &d->out, N_OUT, out,
                          "allocating a small chunk's results");
   const size_t cap_was = s->pack_in.cap;
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
-                            cph_pack_extent(&ctx->d.in, N_IN, in),
+                            cph_pack_extent(&d->in, N_IN, in),
                             "a small chunk's staging");
   /* The one copy also moves the padding between parts: defined bytes. */
   if (!rc && s->pack_in.cap != cap_was)
     memset(s->pack_in.ptr, 0, s->pack_in.cap);
   if (!rc)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_out,
-                            cph_pack_extent(&ctx->d.out, N_OUT, out),
+                            cph_pack_extent(&d->out, N_OUT, out),
                             "a small chunk's results");
   return rc;
 }
 
-static chunk_mems mems_of(const cph_engine *ctx, const cph_slot *s) {
-  const cph_devset *d = &ctx->d;
+static chunk_mems mems_of(const cph_slot *s) {
+  const cph_devset *d = s->d;
   chunk_mems m = {d->raw.mem,    d->reads.mem,   d->rows.mem,
                   d->hcodes.mem, d->pairs.mem,   d->groups.mem,
                   d->sums.mem,   d->weights.mem, d->bound.mem};
@@ -316,10 +318,10 @@ static clphmm_status upload(cph_engine *ctx, cph_slot *s, const chunk_mems *m) {
     for (size_t i = 0; i < N_IN; i++) {
       bytes[i] = in[i].bytes;
       if (bytes[i])
-        memcpy((char *)s->pack_in.ptr + ctx->d.in.off[i], in[i].src, bytes[i]);
+        memcpy((char *)s->pack_in.ptr + s->d->in.off[i], in[i].src, bytes[i]);
     }
-    return write_buf(ctx, s, ctx->d.in.whole.mem, s->pack_in.ptr,
-                     cph_pack_extent(&ctx->d.in, N_IN, bytes),
+    return write_buf(ctx, s, s->d->in.whole.mem, s->pack_in.ptr,
+                     cph_pack_extent(&s->d->in, N_IN, bytes),
                      "uploading a small chunk");
   }
   const cl_mem dst[N_IN] = {m->raw, s->stage.host_prep ? m->rows : m->reads,
@@ -337,10 +339,11 @@ static clphmm_status download(cph_engine *ctx, cph_slot *s,
   const size_t n = outputs(s, out);
   if (s->packed) {
     /* One copy; cph_collect puts the parts where finishing reads them. */
-    s->out_off[OUT_SUMS] = ctx->d.out.off[OUT_SUMS];
-    s->out_off[OUT_WEIGHTS] = ctx->d.out.off[OUT_WEIGHTS];
-    return read_buf(ctx, s, ctx->d.out.whole.mem, s->pack_out.ptr,
-                    cph_pack_extent(&ctx->d.out, n, out),
+    const cph_pack *po = &s->d->out;
+    s->out_off[OUT_SUMS] = po->off[OUT_SUMS];
+    s->out_off[OUT_WEIGHTS] = po->off[OUT_WEIGHTS];
+    return read_buf(ctx, s, po->whole.mem, s->pack_out.ptr,
+                    cph_pack_extent(po, n, out),
                     "reading results (the kernel may have failed)");
   }
   clphmm_status rc = read_buf(ctx, s, m->sums, s->sums.ptr, out[OUT_SUMS],
@@ -387,7 +390,7 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
                      "no kernel program of this chunk has the row "
                      "preparation (prep_rows); set CLPHMM_HOST_PREP=1");
   cl_mem tab;
-  clphmm_status rc = prep_tables(ctx, st, &tab);
+  clphmm_status rc = prep_tables(ctx, s, &tab);
   if (rc)
     return rc;
   const cl_uint n_rows = (cl_uint)st->n_rows;
@@ -417,8 +420,8 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
     if (++ctx->split_epoch == 0) /* epoch 0 is the cleared flags' */
       ctx->split_epoch = 1;
     split = (cl_uint4){{L->split | (cl_uint)L->split_groups << 8,
-                        L->split_rounds, ctx->split_epoch, ctx->split_ticket}};
-    sync = ctx->d.sync.mem;
+                        L->split_rounds, ctx->split_epoch, s->d->split_ticket}};
+    sync = s->d->sync.mem;
   }
   const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
   const size_t sizes[] = {
@@ -436,7 +439,7 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
                     CPH_EV_KERNEL, L->bin);
   /* Every work-group of the launch draws one ticket. */
   if (!rc && L->split > 1) {
-    ctx->split_ticket += (uint32_t)wgs;
+    s->d->split_ticket += (uint32_t)wgs;
     const size_t ppw = cph_variant_pairs(&L->k->variant) / L->coop,
                  in_split = L->split_groups * ppw;
     ctx->stats.split_pairs += in_split < L->n_jobs ? in_split : L->n_jobs;
@@ -445,8 +448,8 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
 }
 
 /* Hand the commands enqueued so far to the device. */
-static clphmm_status flush(cph_engine *ctx) {
-  cl_int err = cph_cl.Flush(ctx->queue);
+static clphmm_status flush(cph_engine *ctx, const cph_slot *s) {
+  cl_int err = cph_cl.Flush(s->d->queue);
   return err == CL_SUCCESS
              ? CLPHMM_SUCCESS
              : cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the work");
@@ -458,8 +461,8 @@ static int packable(const cph_engine *ctx, const cph_slot *s) {
   size_t in[N_IN], out[N_OUT];
   const size_t total = pack_sizes(s, in, out);
   return ctx->pack_bytes && total <= ctx->pack_bytes &&
-         cph_pack_fits(&ctx->bufs, &ctx->d.in, N_IN, in) &&
-         cph_pack_fits(&ctx->bufs, &ctx->d.out, N_OUT, out);
+         cph_pack_fits(&ctx->bufs, &s->d->in, N_IN, in) &&
+         cph_pack_fits(&ctx->bufs, &s->d->out, N_OUT, out);
 }
 
 /* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
@@ -486,14 +489,14 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
     rc = ensure_packs(ctx, s);
   if (!rc)
     rc = ensure_device(ctx, s);
-  const chunk_mems m = mems_of(ctx, s);
+  const chunk_mems m = mems_of(s);
   const int early = ctx->early_flush;
   trace_part(ctx, s, "sub-buffers", &t);
   if (!rc)
     rc = upload(ctx, s, &m);
   trace_part(ctx, s, "sub-copyin", &t);
   if (!rc && early)
-    rc = flush(ctx);
+    rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
   if (!rc)
     rc = prepare_rows(ctx, s, &m);
@@ -502,7 +505,7 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
    * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
     if (early && (i > 0 || needs_prep(s)))
-      rc = flush(ctx);
+      rc = flush(ctx, s);
     trace_part(ctx, s, "sub-flush", &t);
     if (!rc)
       rc = launch(ctx, s, &sc->launches[i], &m);
@@ -512,7 +515,7 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
     rc = download(ctx, s, &m);
   trace_part(ctx, s, "sub-copyout", &t);
   if (!rc)
-    rc = flush(ctx);
+    rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
   return rc;
 }

@@ -1,4 +1,4 @@
-/* Running a staged and scheduled chunk on the device: one in-order queue
+/* Running a staged and scheduled chunk on the device: the slot's in-order queue
  * takes the copies in, the row preparation, the launches and the copies
  * out, without waiting; the host waits for a chunk only when it needs its
  * results, so the next chunk is staged while this one computes. */
