@@ -376,12 +376,30 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
 
 /* ---- the pipeline ---------------------------------------------------- */
 
-/* Stage, schedule and submit the chunk of `pieces` (or of rescue pairs)
- * into slot s, on the kernels of `set` (CPH_SET_*) and the queue and
- * buffers of `d`. */
+/* What a chunk holds: pieces, or rescue pairs; `like`, if any, has staged
+ * the same pieces already (for another pass). */
+typedef struct chunk_src {
+  const cph_piece *pieces;
+  size_t n_pieces;
+  const cph_pair *pairs;
+  size_t n_pairs;
+  const cph_stage *like;
+} chunk_src;
+
+static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
+  const cph_engine *ctx = c->ctx;
+  if (src->like && !src->like->host_prep && !st->host_prep)
+    return cph_stage_copy(&ctx->bufs, st, src->like);
+  if (src->pieces)
+    return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
+                            src->n_pieces, c->results);
+  return cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
+}
+
+/* Stage, schedule and submit the chunk of `src` into slot s, on the
+ * kernels of `set` (CPH_SET_*) and the queue and buffers of `d`. */
 static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
-                                 const cph_piece *pieces, size_t n_pieces,
-                                 const cph_pair *pairs, size_t n_pairs) {
+                                 const chunk_src *src) {
   cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
   s->d = d;
@@ -404,9 +422,7 @@ static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
   st->host_prep = ctx->host_prep || (!rc && !k0->prep) ||
                   cph_variant_set_has_vec(&ctx->variants[set]);
   if (!rc)
-    rc = pieces ? cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches,
-                                   pieces, n_pieces, c->results)
-                : cph_stage_pairs(&ctx->bufs, ctx->pool, st, pairs, n_pairs);
+    rc = stage(c, st, src);
   cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
   const double t1 = cph_now();
   if (!rc)
@@ -529,7 +545,8 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
                         ctx->dev.info.compute_units);
 }
 
-static void speculate(call *c, size_t n_pieces) {
+/* (The float chunk of the same pieces is staged in slot `float_slot`.) */
+static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   cph_engine *ctx = c->ctx;
   if (ctx->speculate == CPH_SPECULATE_NEVER ||
       (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->last_rescued))
@@ -537,8 +554,9 @@ static void speculate(call *c, size_t n_pieces) {
   const double t0 = cph_now();
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
+  const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
   if ((ctx->side_queue && cph_engine_side_queue(ctx)) ||
-      start_chunk(c, s, d, CPH_SET_DOUBLE, c->pieces, n_pieces, NULL, 0)) {
+      start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
     /* (Its queued commands may still read the slot's host buffers; the
      * rescue pass runs as without it.) */
     cph_engine_finish(ctx);
@@ -649,7 +667,8 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;
-    rc = start_chunk(c, s, &ctx->d, set, c->pieces, n, NULL, 0);
+    rc = start_chunk(c, s, &ctx->d, set,
+                     &(chunk_src){c->pieces, n, NULL, 0, NULL});
     if (rc && can_retry(ctx, rc, n, c->pieces)) {
       /* Finish what is in flight, then retry smaller. */
       cph_slot_abandon(s);
@@ -667,7 +686,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     }
     if (!rc && k == 0 && speculates(c, &cur, cells)) {
       small = 1;
-      speculate(c, n);
+      speculate(c, n, s);
     }
     if (!rc && prev)
       rc = end_chunk(c, prev, PASS_MAIN);
@@ -720,7 +739,8 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
     const size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
     size_t n = l->n - l->done;
     n = n < most ? n : most;
-    rc = start_chunk(c, s, &ctx->d, set, NULL, 0, l->p + l->done, n);
+    rc = start_chunk(c, s, &ctx->d, set,
+                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL});
     if (!rc && final)
       rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;

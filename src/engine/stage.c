@@ -76,6 +76,23 @@ static clphmm_status ensure(const cph_bufctx *c, cph_stage *s,
   return st;
 }
 
+clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
+                             const cph_stage *from) {
+  s->n_rows = from->n_rows;
+  s->n_reads = from->n_reads;
+  s->n_hwords = from->n_hwords;
+  s->n_jobs = from->n_jobs;
+  clphmm_status st = ensure(c, s, 0);
+  if (st)
+    return st;
+  memcpy(s->raw.ptr, from->raw.ptr, CPH_RAW_ROW_BYTES * s->n_rows);
+  memcpy(s->reads.ptr, from->reads.ptr, 8 * s->n_reads);
+  memcpy(s->hcodes.ptr, from->hcodes.ptr, 4 * s->n_hwords);
+  memcpy(s->weights.ptr, from->weights.ptr, 16 * s->n_reads);
+  memcpy(s->jobs, from->jobs, s->n_jobs * sizeof *s->jobs);
+  return CLPHMM_SUCCESS;
+}
+
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */
 static uint8_t copy_quals(uint8_t *dst, const uint8_t *src, size_t n) {
   uint8_t any = 0;

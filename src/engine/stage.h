@@ -85,6 +85,13 @@ clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                const cph_piece *pieces, size_t n_pieces,
                                double *results);
 
+/* The staging of `from` (rows not prepared on the host, nor in s): the same
+ * pieces for another pass (float mode's speculative double pass takes the
+ * float pass's staging: a copy of a region's 30 KB instead of encoding and
+ * checking it again). */
+clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
+                             const cph_stage *from);
+
 /* Stage rescue pairs of validated batches (consecutive pairs of one read
  * share its rows; pairs share their haplotypes). */
 clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
