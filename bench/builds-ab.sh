@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds of clphmm taking turns on one device: one 300-pair region per
 # call (1000 calls, median microseconds per call), tests/data/10s.in per
-# call, and the HaplotypeCaller-like mix (6e10 cells, -n 3: wall and
-# kernel ms of clphmm_compute), ROUNDS rounds (default 3); prints every
-# round, then the median over rounds per build and workload. Each
+# call (both unprofiled), and the HaplotypeCaller-like mix (6e10 cells,
+# -n 3: wall and kernel ms of clphmm_compute), ROUNDS rounds (default 3);
+# prints every round, then the median over rounds per build and workload.
+# Each
 # SOURCE_DIR (a source tree: this repository, or an export of a commit)
 # is built (Release, no tests) in SOURCE_DIR/build-ab first.
 #
@@ -11,9 +12,12 @@
 #   bench/builds-ab.sh "before=old-tree" "after=."
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ROUNDS=${ROUNDS:-3}
 DEVICE=${DEVICE:-gpu}
+# Small calls unprofiled unless CLPHMM_PROFILE says otherwise (events cost
+# a region call tens of microseconds); the mix keeps its kernel column.
+PROF=${CLPHMM_PROFILE:-0}
 for spec in "$@"; do
   dir=${spec#*=}
   cmake -S "$dir" -B "$dir/build-ab" -DCMAKE_BUILD_TYPE=Release \
@@ -31,9 +35,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
   for spec in "$@"; do
     label=${spec%%=*}
     bench=${spec#*=}/build-ab/tools/clphmm-bench
-    region=$("$bench" --device "$DEVICE" --synthetic mix=hc,reads=30,haps=10,pairs=300 \
+    region=$(CLPHMM_PROFILE=$PROF "$bench" --device "$DEVICE" --synthetic mix=hc,reads=30,haps=10,pairs=300 \
       --calls 1000 | grep -E '^[0-9]+ .* (float|double) ' | head -1 | field | cut -d' ' -f1)
-    s10=$("$bench" --device "$DEVICE" --input tests/data/10s.in --call-batches all \
+    s10=$(CLPHMM_PROFILE=$PROF "$bench" --device "$DEVICE" --input tests/data/10s.in --call-batches all \
       --calls 1000 | grep -E '^[0-9]+ .* (float|double) ' | head -1 | field | cut -d' ' -f1)
     mix=$("$bench" --device "$DEVICE" --synthetic mix=hc,cells=6e10 -n 3 |
       grep -E '^[0-9]+ .* (float|double) ' | head -1 | field)
