@@ -3,8 +3,9 @@
 # call: build clphmm (Release), then time the long-read workloads (the
 # long suite in float and double, the 7e9-cell file of 1.1-2 kb reads;
 # or hc, 20,000 HaplotypeCaller-like pairs; or small calls: region, one
-# 300-pair HaplotypeCaller-like region per call, and 10s, tests/data/10s.in
-# per call, 1000 calls each, median us per call) once per setting, taking turns
+# 300-pair HaplotypeCaller-like region per call; regions, the 225 regions
+# of 30,000 such pairs in turn (2250 calls); 10s, tests/data/10s.in per
+# call (1000 calls); median us per call) once per setting, taking turns
 # for ROUNDS rounds; with TIMELINE=1 also the device commands of one
 # profiled long-suite float call per setting (each launch's run time:
 # which pass waits for its largest pairs), and (with a long workload) the
@@ -28,7 +29,7 @@ if [ "${1:-}" = --device ]; then
   DEVICE=$2
   shift 2
 fi
-[ $# -ge 1 ] || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 BUILD=${BUILD:-build-bench}
 ROUNDS=${ROUNDS:-2} REPS=${REPS:-3} TIMELINE=${TIMELINE:-0}
 WORKLOADS=${WORKLOADS:-long-float long-double 7e9}
@@ -57,6 +58,7 @@ args() {
     7e9) echo "--synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9" ;;
     hc) echo "--synthetic mix=hc,pairs=20000" ;;
     region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;
+    regions) echo "--synthetic mix=hc,pairs=30000 --calls 2250" ;;
     10s) echo "--input tests/data/10s.in --call-batches all --calls 1000" ;;
     *) echo "bench/env-ab.sh: unknown workload '$1'" >&2; return 1 ;;
   esac
@@ -72,14 +74,14 @@ one() {
   # (Small calls unprofiled, unless a setting says otherwise: the events
   # cost a region call tens of us.)
   local v=-v
-  case $1 in region | 10s) v= && local -x CLPHMM_PROFILE=${CLPHMM_PROFILE:-0} ;; esac
+  case $1 in region | regions | 10s) v= && local -x CLPHMM_PROFILE=${CLPHMM_PROFILE:-0} ;; esac
   out=$(with "$2" timeout "$STEP_TIMEOUT" "$BENCH" --device "$DEVICE" \
     --no-startup $v $a -n "$REPS" 2>&1 | grep -v '^      bin')
   say "$out"
   local wall
   case $1 in
     # (per call: the median us before the first bracket)
-    region | 10s) wall=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF >= 8 {
+    region | regions | 10s) wall=$(echo "$out" | awk '$1 ~ /^[0-9]+$/ && NF >= 8 {
       for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1); exit } }') ;;
     *) wall=$(echo "$out" | bench_wall) ;;
   esac
@@ -111,7 +113,7 @@ for s in "$@"; do
 done
 
 say ""
-say "## summary: median wall seconds over rounds (region, 10s: us per call)"
+say "## summary: median wall seconds over rounds (region, regions, 10s: us per call)"
 for w in $WORKLOADS; do
   for s in "$@"; do
     m=$(awk -F'|' -v w="$w" -v s="$s" '$1 == w && $2 == s { print $3 }' \

@@ -641,6 +641,44 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
   e->side_queue = keep_side;
 }
 
+/* `auto` speculation after a small call `g` (n pairs) that rescued:
+ * CPH_SPEC_AFTER calls that rescue nothing speculate, the next does not,
+ * and `g` again speculates. */
+static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n,
+                             test_rng *rng) {
+  cph_engine *e = ctx->eng[0];
+  const int keep = e->speculate;
+  e->speculate = CPH_SPECULATE_AUTO;
+  gen quiet = {0};
+  size_t lens[] = {40, 60, 80};
+  add_batch(&quiet, rng, lens, 3, 1, 100, 150, 1, 0); /* alike: no rescue */
+  double *got = run_device(ctx, g, n);
+  free(got);
+  for (unsigned i = 0; i <= CPH_SPEC_AFTER; i++) {
+    const unsigned long before = e->spec_calls;
+    got = run_device(ctx, &quiet, 3);
+    free(got);
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    CHECK(st.rescued_pairs == 0, "the quiet call rescued %llu pairs",
+          (unsigned long long)st.rescued_pairs);
+    CHECK((e->spec_calls > before) == (i < CPH_SPEC_AFTER),
+          "auto, call %u after one that rescued: %s", i + 1,
+          e->spec_calls > before ? "speculated" : "did not speculate");
+  }
+  const unsigned long before = e->spec_calls;
+  got = run_device(ctx, g, n);
+  free(got);
+  CHECK(e->spec_calls == before, "auto speculated after %u quiet calls",
+        CPH_SPEC_AFTER + 1);
+  got = run_device(ctx, g, n);
+  free(got);
+  CHECK(e->spec_calls == before + 1,
+        "auto did not speculate after a call that rescued");
+  gen_free(&quiet);
+  e->speculate = keep;
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -691,8 +729,10 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
           (unsigned long long)sb->pairs);
     if (!big)
       compare(small, &g, "small-call variant");
-    if (!big && p == CLPHMM_PRECISION_FLOAT)
+    if (!big && p == CLPHMM_PRECISION_FLOAT) {
       check_speculation(small, &g, n, a, st.rescued_pairs);
+      check_spec_after(small, &g, n, rng);
+    }
     free(a);
     free(b);
     gen_free(&g);

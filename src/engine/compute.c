@@ -529,8 +529,14 @@ static int slot_pass(const cph_slot *s);
  * about 100 us of a 230 us call), and an idle device computes the pairs
  * that need no rescue for nothing. Only the rescue pairs take its results,
  * which are the rescue's own computation (GKL's double flavor, the same
- * kernels). It is done when the engine's last small call had pairs to
- * rescue (CLPHMM_SPECULATE: auto), always or never (1, 0). It runs on the
+ * kernels). It is done while one of the engine's last CPH_SPEC_AFTER small
+ * calls had pairs to rescue (CLPHMM_SPECULATE: auto), always or never (1,
+ * 0): HaplotypeCaller-like regions in turn (30,000 pairs, 225 regions) took
+ * 118.5 us per call on the H200 always speculating, 127.8 when only the
+ * last call counted and 177.5 never; with the last 8 counting, 123.3
+ * against 127.6 always in another run. tests/data/10s.in, whose calls
+ * rescue nothing, stops speculating after CPH_SPEC_AFTER calls (276.8 us
+ * per call against 442.1 always). It runs on the
  * side queue (CLPHMM_SIDE_QUEUE=1, the default), beside the float pass
  * rather than behind it in one in-order queue: a 300-pair region per call
  * took 128 us on the H200 (medians of 7 rounds of 1000 calls) against 154
@@ -549,7 +555,7 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
 static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   cph_engine *ctx = c->ctx;
   if (ctx->speculate == CPH_SPECULATE_NEVER ||
-      (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->last_rescued))
+      (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->spec_left))
     return;
   const double t0 = cph_now();
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
@@ -697,7 +703,9 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   if (!rc && prev)
     rc = end_chunk(c, prev, PASS_MAIN);
   if (!rc && small)
-    ctx->last_rescued = c->rescue.n > 0;
+    ctx->spec_left = c->rescue.n          ? CPH_SPEC_AFTER
+                     : ctx->spec_left > 0 ? ctx->spec_left - 1
+                                          : 0;
   if (!rc && c->speculated)
     rc = end_speculation(c);
   return rc;

@@ -42,6 +42,7 @@ typedef struct cph_event {
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
 enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
+#define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 
 /* Two slots for the chunks of the float or double pass, one for the
  * double rescue between them. */
@@ -117,12 +118,14 @@ typedef struct cph_engine {
    * whose blocking waits are slower. */
   double wait_spin_s;
   /* Float mode's speculative double pass for small calls (compute.c
-   * speculate(); $CLPHMM_SPECULATE), whether the last small call had
-   * pairs to rescue, and the calls that speculated (tests). */
+   * speculate(); $CLPHMM_SPECULATE), the small calls that `auto` still
+   * speculates on (CPH_SPEC_AFTER after one that had pairs to rescue,
+   * fewer by one after each that had none), and the calls that speculated
+   * (tests). */
   int speculate;    /* CPH_SPECULATE_* */
   int exact_direct; /* $CLPHMM_EXACT_DIRECT (compute.c, finish) */
   int side_queue;   /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
-  int last_rescued;
+  unsigned spec_left;
   unsigned long spec_calls;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
