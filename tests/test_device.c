@@ -679,6 +679,52 @@ static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n,
   e->speculate = keep;
 }
 
+/* Large chunks' uploads on the copy queue (launch.c copies): a call cut
+ * into several unpacked chunks on variants whose rows the device prepares
+ * gives the same bits with the copy queue and without it, equal to the
+ * reference; its chunks went over the copy queue, and none without it. */
+static void test_copy_queue(clphmm_precision p, test_rng *rng) {
+  clphmm_context *ctx = NULL;
+  if (open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &ctx) <= 0) {
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  cph_engine *e = ctx->eng[0];
+  gen g = {0};
+  for (int b = 0; b < 12; b++) {
+    size_t lens[6];
+    for (size_t r = 0; r < 6; r++)
+      lens[r] = test_rng_range(rng, 10, 120);
+    add_batch(&g, rng, lens, 6, 3, 20, 160, b % 2, 0);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  e->pack_bytes = 0;     /* no packed chunks */
+  e->chunk_cells = 4000; /* several chunks */
+  double *got[2];
+  unsigned long copied[2];
+  for (int on = 0; on < 2; on++) {
+    e->copy_uploads = on;
+    const unsigned long before = e->copied_chunks;
+    got[on] = run_device(ctx, &g, n);
+    copied[on] = e->copied_chunks - before;
+  }
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  CHECK(st.chunks > 2, "copy queue: %llu chunks",
+        (unsigned long long)st.chunks);
+  CHECK(copied[1] > 0 && copied[0] == 0,
+        "copy queue: %lu chunks copied with it, %lu without", copied[1],
+        copied[0]);
+  CHECK(got[0] && got[1] && memcmp(got[0], got[1], n * sizeof **got) == 0,
+        "copy queue: results differ from those without it");
+  compare(ctx, &g, "chunks over the copy queue");
+  free(got[0]);
+  free(got[1]);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -1458,6 +1504,7 @@ int main(void) {
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
+    test_copy_queue(modes[m], &rng);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
     test_profile(modes[m]);

@@ -561,7 +561,7 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
   const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
-  if ((ctx->side_queue && cph_engine_side_queue(ctx)) ||
+  if ((ctx->side_queue && cph_engine_queue(ctx, &ctx->side.queue)) ||
       start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
     /* (Its queued commands may still read the slot's host buffers; the
      * rescue pass runs as without it.) */

@@ -50,14 +50,14 @@ static clphmm_status open_queue(cph_engine *ctx) {
   return CLPHMM_SUCCESS;
 }
 
-clphmm_status cph_engine_side_queue(cph_engine *ctx) {
-  if (ctx->side.queue)
+clphmm_status cph_engine_queue(cph_engine *ctx, cl_command_queue *q) {
+  if (*q)
     return CLPHMM_SUCCESS;
   cl_int err;
-  ctx->side.queue = cph_cl.CreateCommandQueue(
+  *q = cph_cl.CreateCommandQueue(
       ctx->cl, ctx->dev.id, ctx->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
   if (err != CL_SUCCESS) {
-    ctx->side.queue = NULL;
+    *q = NULL;
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        "a second queue");
   }
@@ -87,9 +87,11 @@ static void release_cl(cph_engine *ctx) {
     cph_cl.ReleaseCommandQueue(ctx->queue);
   if (ctx->side.queue)
     cph_cl.ReleaseCommandQueue(ctx->side.queue);
+  if (ctx->copy_queue)
+    cph_cl.ReleaseCommandQueue(ctx->copy_queue);
   if (ctx->cl)
     cph_cl.ReleaseContext(ctx->cl);
-  ctx->queue = ctx->d.queue = ctx->side.queue = NULL;
+  ctx->queue = ctx->d.queue = ctx->side.queue = ctx->copy_queue = NULL;
   ctx->cl = NULL;
 }
 
@@ -214,6 +216,11 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_SIDE_QUEUE", side, 0, 1, NULL, &side);
   ctx->side_queue = (int)side;
+  /* Large chunks' uploads on the copy queue; 0: on the main queue. */
+  uint64_t copy = 1;
+  if (!st)
+    st = env_number("CLPHMM_COPY_QUEUE", copy, 0, 1, NULL, &copy);
+  ctx->copy_uploads = (int)copy;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
@@ -359,6 +366,8 @@ void cph_engine_finish(cph_engine *ctx) {
     cph_cl.Finish(ctx->queue);
   if (ctx->side.queue)
     cph_cl.Finish(ctx->side.queue);
+  if (ctx->copy_queue)
+    cph_cl.Finish(ctx->copy_queue);
 }
 
 void cph_engine_release(cph_engine *ctx) {
@@ -375,6 +384,8 @@ void cph_engine_release(cph_engine *ctx) {
     cph_hostbuf_release(&ctx->bufs, &s->sums);
     cph_hostbuf_release(&ctx->bufs, &s->pack_in);
     cph_hostbuf_release(&ctx->bufs, &s->pack_out);
+    for (size_t b = 0; b < sizeof s->in / sizeof *s->in; b++)
+      cph_devbuf_release(&s->in[b]);
   }
 }
 

@@ -61,6 +61,13 @@ typedef struct cph_slot {
   size_t out_off[2]; /* the outputs' offsets in pack_out (launch.c) */
   int active;        /* submitted, not yet collected */
   cph_devset *d;     /* the queue and buffers of its chunk */
+  /* Chunks whose inputs go over the copy queue (launch.c): the slot's own
+   * device buffers for them (raw, reads, haplotype codes, pairs, groups),
+   * and the event of the last copy, which the chunk's first command on its
+   * queue waits for (NULL once that is enqueued). */
+  int copied;
+  cph_devbuf in[5];
+  cl_event in_ev;
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -142,6 +149,11 @@ typedef struct cph_engine {
   cph_bufctx bufs;
   cph_devset d;    /* the main queue's */
   cph_devset side; /* the speculative pass's (its queue made on first use) */
+  /* Large chunks' uploads go to this queue (made on first use), so that
+   * they overlap the kernels of the chunk before ($CLPHMM_COPY_QUEUE). */
+  cl_command_queue copy_queue;
+  int copy_uploads;
+  unsigned long copied_chunks; /* (tests) */
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
@@ -176,8 +188,9 @@ void cph_engine_release(cph_engine *ctx);
 /* Wait for everything enqueued on the engine's queues. */
 void cph_engine_finish(cph_engine *ctx);
 
-/* The side queue (ctx->side.queue), made on first use. */
-clphmm_status cph_engine_side_queue(cph_engine *ctx);
+/* A queue of the engine's (ctx->side.queue, ctx->copy_queue), made on
+ * first use. */
+clphmm_status cph_engine_queue(cph_engine *ctx, cl_command_queue *q);
 
 /* clphmm_compute's work on one engine that is usable (compute.c): the
  * results go to `out` only when everything succeeded. */
