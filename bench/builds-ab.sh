@@ -4,15 +4,18 @@
 # call (both unprofiled), and the HaplotypeCaller-like mix (6e10 cells,
 # -n 3: wall and kernel ms of clphmm_compute), ROUNDS rounds (default 3);
 # prints every round, then the median over rounds per build and workload.
-# Each
+# EXTRA adds kernel-heavy workloads (median kernel and wall ms of 3
+# runs): long-double (--suite long -p double), peak512 and peak2048
+# (float, reads and haplotypes of 512 or 2048 bases, 1e10 cells). Each
 # SOURCE_DIR (a source tree: this repository, or an export of a commit)
 # is built (Release, no tests) in SOURCE_DIR/build-ab first.
 #
-#   [ROUNDS=3] [DEVICE=gpu] bench/builds-ab.sh LABEL=SOURCE_DIR ...
+#   [ROUNDS=3] [DEVICE=gpu] [EXTRA="long-double peak2048"] \
+#     bench/builds-ab.sh LABEL=SOURCE_DIR ...
 #   bench/builds-ab.sh "before=old-tree" "after=."
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ROUNDS=${ROUNDS:-3}
 DEVICE=${DEVICE:-gpu}
 # Small calls unprofiled unless CLPHMM_PROFILE says otherwise (events cost
@@ -30,6 +33,15 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || 
 # median per call (us) with --calls, the median kernel seconds otherwise;
 # with -n the wall seconds follow the bracket.
 field() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1), $(i + 1); exit } }'; }
+EXTRA=${EXTRA:-}
+extra_args() {
+  case $1 in
+    long-double) echo "--suite long -p double" ;;
+    peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
+    peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
+    *) echo "bench/builds-ab.sh: unknown EXTRA workload '$1'" >&2; return 1 ;;
+  esac
+}
 declare -A res
 for ((r = 1; r <= ROUNDS; r++)); do
   for spec in "$@"; do
@@ -49,6 +61,17 @@ for ((r = 1; r <= ROUNDS; r++)); do
     res[$label|mixk]+="$kernel_ms "
     printf "round %d  %-12s region %8s us  10s.in %8s us  mix=hc wall %8s ms (kernel %s)\n" \
       "$r" "$label" "$region" "$s10" "$wall_ms" "$kernel_ms"
+    for w in $EXTRA; do
+      a=$(extra_args "$w") || exit 2
+      # shellcheck disable=SC2086 # the workload's words are arguments
+      kw=$("$bench" --device "$DEVICE" --no-startup $a -n 3 |
+        grep -E '^[0-9]+ .* (float|double) ' | head -1 | field |
+        awk '{ printf "%.2f %.2f", 1000 * $1, 1000 * $2 }')
+      res[$label|$w|k]+="${kw% *} "
+      res[$label|$w|w]+="${kw#* } "
+      printf "round %d  %-12s %-12s kernel %8s ms  wall %8s ms\n" "$r" "$label" "$w" \
+        "${kw% *}" "${kw#* }"
+    done
   done
 done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -61,3 +84,10 @@ for spec in "$@"; do
     "$(median <<<"${res[$label|mixk]}")"
 done
 echo "(medians over the rounds; per-call medians of 1000 calls; mix: median of 3 runs)"
+for w in $EXTRA; do
+  for spec in "$@"; do
+    label=${spec%%=*}
+    printf "%-12s %-12s kernel %8s ms  wall %8s ms\n" "$label" "$w" \
+      "$(median <<<"${res[$label|$w|k]}")" "$(median <<<"${res[$label|$w|w]}")"
+  done
+done

@@ -542,7 +542,16 @@ typedef float4 realv;
  * the early exit stopped its pairs or the round above had stopped, STOP;
  * rounds running below a stopped round see STOP as "all columns written",
  * compute on what the rows hold (values written earlier: finite) and stop
- * after their round without writing sums. */
+ * after their round without writing sums.
+ *
+ * Programs built with CPH_SPLIT=0 (the host's default) have none of it:
+ * W = 1 whatever split.x says, no ticket, no split copy of the loop. With
+ * it every launch of concurrent tiles ran slower (H200: the long suite in
+ * double 83 -> 92 ms, peak L = 2048 float kernel 7.2 -> 7.6 ms). The host
+ * gives launches that split a CPH_SPLIT=1 program. */
+#ifndef CPH_SPLIT
+#define CPH_SPLIT 1
+#endif
 #define SPLIT_Q 32
 #define SPLIT_DONE 0xfffffff0u
 #define SPLIT_STOP 0xffffffffu
@@ -656,7 +665,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #if CPH_EXIT
   __local int exit_all;
 #endif
+#if CPH_SPLIT
   __local uint split_word; /* the ticket, then the round above's end */
+#endif
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
@@ -667,6 +678,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   const uint slot = lid / G;
   /* The group of pairs and part of it (split pairs: from the ticket;
    * tickets 0 .. K W - 1 are the parts of the split groups, in order). */
+#if CPH_SPLIT
   const uint WS = split.x & 0xffu, KS = split.x >> 8;
   if (lid == 0)
     split_word = WS > 1 ? atomic_inc(sync) - split.w : (uint)get_group_id(0);
@@ -676,6 +688,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
                     : WS > 1 ? KS + (split_word - KS * WS)
                              : split_word;
   const uint part = W > 1 ? split_word % W : 0u;
+#else
+  const uint WS = 1u, W = 1u, gidx = get_group_id(0), part = 0u;
+#endif
   /* Lane group `slot` computes tile slot tslot of pair slot pslot. */
   const uint ppw = LG / coop; /* pairs per work-group */
   const uint tslot = slot / ppw, pslot = slot % ppw;
@@ -744,7 +759,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
       SPLIT_WAIT(min((uint)SPLIT_Q + 4, split_cols));
       mem_fence(CLK_GLOBAL_MEM_FENCE);
     }
+#if CPH_SPLIT
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+#else
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
     /* Diagonal input of lane 0's first row: the row above at column 0,
      * which is row 0 (or a transparent row: Y = init) or a real row (0). */
     real dM = 0, dX = 0, dT = (tile * TILE <= pad) ? init : (real)0;
@@ -758,9 +777,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #if RING /* the host runs CPH_SEQ variants with coop = 1, never split */
     else
       TILE_STEPS_RING()
-#else
+#elif CPH_SPLIT
     else if (W > 1)
       TILE_STEPS_IDLE(3)
+    else
+      TILE_STEPS_IDLE(1)
+#else
     else
       TILE_STEPS_IDLE(1)
 #endif
@@ -777,6 +799,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
 #if CPH_EXIT
     EXIT_VOTE();
 #endif
+#if CPH_SPLIT
     if (W > 1) {
       /* The round's end: whether the round above had stopped, then this
        * round's DONE or STOP (the fence above preceded the barriers). */
@@ -795,6 +818,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
       stop = stop || told;
       barrier(CLK_LOCAL_MEM_FENCE); /* before split_word's next use */
     }
+#endif
   }
   /* The slot of the pair's last tile holds its sums. A stopped pair's
    * sums: after the bound's exit (-1, 0), which the host rescues (its sum

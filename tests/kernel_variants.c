@@ -129,10 +129,16 @@ static int list_entry(const cph_tuning_entry *e) {
         cph_variant v = set.v[i];
         v.shuffle = (cph_shuffle)b;
         v = cph_variant_fit(&v, dbl, &dev);
-        int n = snprintf(line, sizeof line, "%s %s ", target,
-                         cph_shuffle_name(v.shuffle));
-        cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
-        add_build(line);
+        /* GPUs also build the program of launches that split pairs (not
+         * long-read variants: their tiles run one after the other). */
+        const int splits = strcmp(target, "spir64") != 0 && !v.seq;
+        for (int sp = 0; sp <= splits; sp++) {
+          v.split = sp;
+          int n = snprintf(line, sizeof line, "%s %s ", target,
+                           cph_shuffle_name(v.shuffle));
+          cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
+          add_build(line);
+        }
       }
     }
   }

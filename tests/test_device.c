@@ -1089,6 +1089,7 @@ static void test_exact_direct(test_rng *rng) {
     gen_free(&g);
     return;
   }
+  a->eng[0]->exact_direct = 1; /* every stopped pair */
   b->eng[0]->exact_direct = 0;
   const int exact =
       a->eng[0]->dev.info.has_fp64 && a->eng[0]->variants[CPH_SET_EXACT].n > 0;

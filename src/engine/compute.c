@@ -247,8 +247,10 @@ static void finish_part(void *arg, size_t part) {
       const float f = (float)sum;
       const int stopped = job_stopped(t->s, jb);
       ne += stopped;
+      const int direct = stopped && t->direct &&
+                         (uint64_t)jb->R * jb->H >= t->c->ctx->exact_direct;
       if (cph_needs_rescue(f))
-        t->which[lo + nw++] = i | (stopped && t->direct ? TO_EXACT : 0);
+        t->which[lo + nw++] = i | (direct ? TO_EXACT : 0);
       else
         t->c->results[jb->out] = cph_log10_float(f);
     }
@@ -329,8 +331,14 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
    * rescue, exact pass and whole double pass took 90.4, 90.3 and 90.7 ms,
    * each waiting on the same 4e8-cell pair, which underflows and needs
    * the exact pass anyway. Without the stopped pairs the rescue took 4 ms
-   * and the exact pass 99 (bench/results, env-ab). (Not where a
-   * speculative pass already holds the rescue's sums.) */
+   * and the exact pass 99 (bench/results, env-ab). Only pairs of at least
+   * CPH_EXACT_DIRECT_CELLS (16.7M: 4 kb x 4 kb) go so: smaller ones mostly
+   * stand in the rescue's faster form, and the exact pass's form of all
+   * of them cost the peak suite at L = 2048 (pairs of 4.2M cells) 9% on
+   * the H200 (8.8 against 8.0 ms); the long suite in float took 116.0 ms
+   * with the bound, 114.6 with every stopped pair, 126 from 2^26 cells on
+   * and 184 with none. (Not where a speculative pass already holds the
+   * rescue's sums.) */
   const int direct = pass == PASS_MAIN && ctx->exact_direct && !c->speculated &&
                      ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_EXACT].n;
   finish_task t = {

@@ -76,8 +76,10 @@ static void open_cache(cph_engine *ctx, const char *dir) {
 
 static void release_kernels(cph_engine *ctx) {
   for (int d = 0; d < CPH_SETS; d++)
-    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++) {
       cph_kernel_release(&ctx->kernels[d][v]);
+      cph_kernel_release(&ctx->split_kernels[d][v]);
+    }
 }
 
 static void release_cl(cph_engine *ctx) {
@@ -203,13 +205,13 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_WAIT_SPIN_US", spin_us, 0, 1000000, "microseconds",
                     &spin_us);
-  /* Float mode: pairs stopped early go straight to the exact pass
-   * (compute.c, finish); 0 sends them to the rescue first. */
-  uint64_t exact_direct = 1;
+  /* Float mode: pairs stopped early of at least this many cells go
+   * straight to the exact pass (compute.c, finish); 0: none. */
+  uint64_t exact_direct = CPH_EXACT_DIRECT_CELLS;
   if (!st)
-    st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, 1, NULL,
+    st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, UINT64_MAX, "cells",
                     &exact_direct);
-  ctx->exact_direct = (int)exact_direct;
+  ctx->exact_direct = exact_direct;
   /* Float mode's speculative pass on the side queue, beside the float
    * pass (compute.c speculate); 0: on the main queue, behind it. */
   uint64_t side = 1;
@@ -320,8 +322,10 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
 static void save_kernels(cph_engine *ctx) {
   cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
   for (int d = 0; d < CPH_SETS; d++)
-    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++) {
       cph_kernel_save(&b, &ctx->kernels[d][v]);
+      cph_kernel_save(&b, &ctx->split_kernels[d][v]);
+    }
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
 }
 
@@ -389,28 +393,45 @@ void cph_engine_release(cph_engine *ctx) {
   }
 }
 
+/* Build (or load) kernel k of variant `v` once. */
+static clphmm_status obtain(cph_engine *ctx, const cph_variant *v, int set,
+                            cph_kernel *k) {
+  if (k->kernel)
+    return CLPHMM_SUCCESS;
+  cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
+  /* Engines of one context build one at a time, and store what they
+   * compiled at once: engines of the same kind of device then load it
+   * from the kernel cache instead of compiling it again. */
+  if (ctx->build_lock)
+    pthread_mutex_lock(ctx->build_lock);
+  clphmm_status st = cph_kernel_obtain(&b, v, set != CPH_SET_FLOAT, k);
+  if (!st && ctx->build_lock)
+    cph_kernel_share(&b, k);
+  if (ctx->build_lock)
+    pthread_mutex_unlock(ctx->build_lock);
+  ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
+  return st;
+}
+
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel) {
   cph_kernel *k = &ctx->kernels[set][v];
-  if (!k->kernel) {
-    cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
-    /* Engines of one context build one at a time, and store what they
-     * compiled at once: engines of the same kind of device then load it
-     * from the kernel cache instead of compiling it again. */
-    if (ctx->build_lock)
-      pthread_mutex_lock(ctx->build_lock);
-    clphmm_status st = cph_kernel_obtain(&b, &ctx->variants[set].v[v],
-                                         set != CPH_SET_FLOAT, k);
-    if (!st && ctx->build_lock)
-      cph_kernel_share(&b, k);
-    if (ctx->build_lock)
-      pthread_mutex_unlock(ctx->build_lock);
-    ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
-    if (st)
-      return st;
-  }
-  *kernel = k;
-  return CLPHMM_SUCCESS;
+  clphmm_status st = obtain(ctx, &ctx->variants[set].v[v], set, k);
+  if (!st)
+    *kernel = k;
+  return st;
+}
+
+clphmm_status cph_context_split_kernel(cph_engine *ctx, size_t v, int set,
+                                       const cph_kernel *base,
+                                       const cph_kernel **kernel) {
+  cph_kernel *k = &ctx->split_kernels[set][v];
+  cph_variant sv = base->variant; /* (what was built: maybe a fallback) */
+  sv.split = 1;
+  clphmm_status st = obtain(ctx, &sv, set, k);
+  if (!st)
+    *kernel = k;
+  return st;
 }
 
 /* Every kernel the engine may need: its precision's set, float mode's

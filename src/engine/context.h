@@ -42,6 +42,8 @@ typedef struct cph_event {
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
 enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
+/* cph_engine.exact_direct's default */
+#define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 
 /* Two slots for the chunks of the float or double pass, one for the
@@ -97,6 +99,9 @@ typedef struct cph_engine {
    * planned where the rescue uses the scaled form: n = 0 otherwise) */
   cph_variant_set variants[CPH_SETS];
   cph_kernel kernels[CPH_SETS][CPH_MAX_VARIANTS]; /* [set][variant], lazily */
+  /* The same with split pairs (cph_variant.split), for launches that
+   * split: built on their first use. */
+  cph_kernel split_kernels[CPH_SETS][CPH_MAX_VARIANTS];
   cph_cache cache;
   clphmm_diagnostics diag;
   int alloc_failed; /* the last OpenCL failure was a device allocation */
@@ -129,9 +134,11 @@ typedef struct cph_engine {
    * speculates on (CPH_SPEC_AFTER after one that had pairs to rescue,
    * fewer by one after each that had none), and the calls that speculated
    * (tests). */
-  int speculate;    /* CPH_SPECULATE_* */
-  int exact_direct; /* $CLPHMM_EXACT_DIRECT (compute.c, finish) */
-  int side_queue;   /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
+  int speculate; /* CPH_SPECULATE_* */
+  /* Stopped pairs of at least this many cells go straight to the exact
+   * pass ($CLPHMM_EXACT_DIRECT, compute.c finish; 0: none, 1: all). */
+  uint64_t exact_direct;
+  int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
   unsigned spec_left;
   unsigned long spec_calls;
   unsigned long spin_waits; /* waits that polling ended (tests) */
@@ -181,6 +188,12 @@ struct clphmm_context {
  * (its `variant` field is what was built: see cph_kernel_obtain). */
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
+
+/* The kernel of `base` (a kernel of variant `v` of a set) with split pairs
+ * (cph_variant.split), built on first use. */
+clphmm_status cph_context_split_kernel(cph_engine *ctx, size_t v, int set,
+                                       const cph_kernel *base,
+                                       const cph_kernel **kernel);
 
 /* Release every buffer the engine keeps (device and pinned host memory). */
 void cph_engine_release(cph_engine *ctx);

@@ -553,15 +553,28 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     size_t big = 0;
     const int bound_exit =
         cph_variant_exit(&k->variant, set != CPH_SET_FLOAT) == 1;
-    const unsigned split = launch_split(ctx, stage, s->keys, start, bin_end,
-                                        coop, bound_exit, &big);
+    unsigned split = launch_split(ctx, stage, s->keys, start, bin_end, coop,
+                                  bound_exit, &big);
+    /* Launches that split run a program with split pairs (of the same
+     * geometry: a fallback build of another does not split). */
+    const cph_kernel *lk = k;
+    if (split > 1) {
+      clphmm_status st = cph_context_split_kernel(ctx, bin, set, k, &lk);
+      if (st)
+        return st;
+      const cph_variant *a = &lk->variant, *b = &k->variant;
+      if (!a->split || a->g != b->g || a->c != b->c || a->wg != b->wg) {
+        lk = k;
+        split = 1;
+      }
+    }
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);
     if (!L)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
     const unsigned ppw = cph_variant_pairs(&k->variant) / coop;
-    L->k = k;
+    L->k = lk;
     L->bin = counted ? (int)bin : -1;
     L->coop = coop;
     L->split = split;

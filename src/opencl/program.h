@@ -42,6 +42,10 @@ typedef struct cph_variant {
                       CPUs, where GKL's float pass flushes too (FTZ) and a
                       denormal costs a hundred cycles (see plan.c) */
   int early_exit;  /* the program stops pairs early (cph_variant_exit) */
+  int split;       /* the program runs split pairs (CPH_SPLIT, cl/pairhmm.cl:
+                      a launch's pairs on several work-groups); only the
+                      launches that split get such a program (engine/
+                      schedule.c), for the code costs every launch */
 } cph_variant;
 
 /* Tile slots of a launch whose pairs need `tiles` tiles on `v`: the
