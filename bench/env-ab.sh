@@ -3,8 +3,8 @@
 # call: build clphmm (Release), then time the long-read workloads (the
 # long suite in float and double, the 7e9-cell file of 1.1-2 kb reads;
 # or hc, 20,000 HaplotypeCaller-like pairs; mix, such pairs of 6e10 cells
-# (the HaplotypeCaller-sized call); peak2048, reads and haplotypes of 2048
-# bases, 1e10 cells; or small calls: region, one
+# (the HaplotypeCaller-sized call); peak512 and peak2048, reads and
+# haplotypes of 512 or 2048 bases, 1e10 cells; or small calls: region, one
 # 300-pair HaplotypeCaller-like region per call; regions, the 225 regions
 # of 30,000 such pairs in turn (2250 calls); 10s, tests/data/10s.in per
 # call (1000 calls); median us per call) once per setting, taking turns
@@ -60,6 +60,7 @@ args() {
     7e9) echo "--synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9" ;;
     hc) echo "--synthetic mix=hc,pairs=20000" ;;
     mix) echo "--synthetic mix=hc,cells=6e10" ;;
+    peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
     peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
     region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;
     regions) echo "--synthetic mix=hc,pairs=30000 --calls 2250" ;;

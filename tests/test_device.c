@@ -845,10 +845,11 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
         p ? "double" : "float", differ, n);
   for (int d = 0; d < 2; d++)
     for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
-      CHECK(!vec->eng[0]->kernels[d][v].kernel ||
-                !vec->eng[0]->kernels[d][v].prep,
+      CHECK(!vec->eng[0]->kernels[0][d][v].kernel ||
+                !vec->eng[0]->kernels[0][d][v].prep,
             "a vector variant's program has the row preparation");
-  CHECK(vec->eng[0]->kernels[0][2].kernel || vec->eng[0]->kernels[1][2].kernel,
+  CHECK(vec->eng[0]->kernels[0][0][2].kernel ||
+            vec->eng[0]->kernels[0][1][2].kernel,
         "the 16-row vector variant was not built");
   printf("%-9s vector kernel = lane-group kernel, bit for bit: %zu pairs\n",
          p ? "double" : "float", n);
@@ -957,6 +958,9 @@ static int open_exit_in(clphmm_precision p, const char *list,
       unsetenv(names[i]);
     free(keep[i]);
   }
+  /* (Every launch gets the exit: the test pairs are small.) */
+  if (ok > 0)
+    (*ctx)->eng[0]->exit_cells = 0;
   return ok;
 }
 
@@ -1062,6 +1066,60 @@ static void test_early_exit(test_rng *rng) {
     clphmm_context_destroy(on);
     clphmm_context_destroy(off);
   }
+  gen_free(&g);
+}
+
+/* The early exit only for launches of large pairs (engine exit_cells,
+ * schedule.c launch_exit): with the bound above every pair no launch
+ * stops a pair, with the bound at the largest pair some do, and the
+ * results are the same bits either way. */
+static void test_exit_cells(void) {
+  test_rng own;
+  test_rng_init(&own, 20261127);
+  gen g = {0};
+  add_exit_batches(&g, &own, 24, 100, 700);
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  uint64_t most = 0;
+  for (size_t b = 0; b < g.n; b++)
+    for (size_t r = 0; r < g.batches[b].n_reads; r++)
+      for (size_t h = 0; h < g.batches[b].n_haplotypes; h++) {
+        const uint64_t c = (uint64_t)g.batches[b].reads[r].length *
+                           g.batches[b].haplotypes[h].length;
+        most = c > most ? c : most;
+      }
+  clphmm_context *ctx = NULL;
+  if (open_exit("4x4/64,8x8/64", 1, &ctx) <= 0) {
+    gen_free(&g);
+    return;
+  }
+  cph_engine *e = ctx->eng[0];
+  const uint64_t bounds[3] = {0, most + 1, most};
+  uint64_t exits[3];
+  double *got[3];
+  for (int i = 0; i < 3; i++) {
+    e->exit_cells = bounds[i];
+    got[i] = run_device(ctx, &g, n);
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    exits[i] = st.early_exits;
+  }
+  CHECK(exits[0] > 0 && exits[1] == 0 && exits[2] > 0,
+        "exit from 0 cells: %llu stops; above the largest pair: %llu; at it: "
+        "%llu",
+        (unsigned long long)exits[0], (unsigned long long)exits[1],
+        (unsigned long long)exits[2]);
+  for (int i = 1; i < 3; i++)
+    CHECK(got[0] && got[i] && memcmp(got[0], got[i], n * sizeof **got) == 0,
+          "exit from %llu cells: results differ",
+          (unsigned long long)bounds[i]);
+  printf("float     early exit from the largest pair's %llu cells: %llu, "
+         "%llu and %llu stops, the same bits\n",
+         (unsigned long long)most, (unsigned long long)exits[0],
+         (unsigned long long)exits[1], (unsigned long long)exits[2]);
+  for (int i = 0; i < 3; i++)
+    free(got[i]);
+  clphmm_context_destroy(ctx);
   gen_free(&g);
 }
 
@@ -1520,6 +1578,7 @@ int main(void) {
    * the run without CLPHMM_VARIANTS and CLPHMM_FMA.) */
   if (!getenv("CLPHMM_VARIANTS") && !getenv("CLPHMM_FMA")) {
     test_early_exit(&rng);
+    test_exit_cells();
     test_exact_direct(&rng);
     test_underflow_stops(&rng);
     test_split_pairs(&rng);

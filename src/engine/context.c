@@ -76,10 +76,9 @@ static void open_cache(cph_engine *ctx, const char *dir) {
 
 static void release_kernels(cph_engine *ctx) {
   for (int d = 0; d < CPH_SETS; d++)
-    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++) {
-      cph_kernel_release(&ctx->kernels[d][v]);
-      cph_kernel_release(&ctx->split_kernels[d][v]);
-    }
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      for (int f = 0; f < CPH_KFLAVORS; f++)
+        cph_kernel_release(&ctx->kernels[f][d][v]);
 }
 
 static void release_cl(cph_engine *ctx) {
@@ -223,6 +222,12 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_COPY_QUEUE", copy, 0, 1, NULL, &copy);
   ctx->copy_uploads = (int)copy;
+  /* Float mode's early exit for launches of pairs this large. */
+  uint64_t exit_cells = CPH_EXIT_CELLS;
+  if (!st)
+    st = env_number("CLPHMM_EXIT_CELLS", exit_cells, 0, UINT64_MAX, "cells",
+                    &exit_cells);
+  ctx->exit_cells = exit_cells;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
@@ -322,10 +327,9 @@ clphmm_status clphmm_context_create(const clphmm_options *options,
 static void save_kernels(cph_engine *ctx) {
   cph_builder b = {ctx->cl, &ctx->dev, &ctx->cache, &ctx->diag};
   for (int d = 0; d < CPH_SETS; d++)
-    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++) {
-      cph_kernel_save(&b, &ctx->kernels[d][v]);
-      cph_kernel_save(&b, &ctx->split_kernels[d][v]);
-    }
+    for (size_t v = 0; v < CPH_MAX_VARIANTS; v++)
+      for (int f = 0; f < CPH_KFLAVORS; f++)
+        cph_kernel_save(&b, &ctx->kernels[f][d][v]);
   ctx->diag.cache_writable = ctx->cache.readable && ctx->cache.writable;
 }
 
@@ -413,22 +417,34 @@ static clphmm_status obtain(cph_engine *ctx, const cph_variant *v, int set,
   return st;
 }
 
+/* Variant `v` in `flavor`: the base program has neither split pairs nor
+ * float mode's early exit (double programs keep their underflow exit). */
+static cph_variant flavored(const cph_engine *ctx, cph_variant v, size_t i,
+                            int set, int flavor) {
+  v.split = (flavor & CPH_KF_SPLIT) != 0;
+  if (set == CPH_SET_FLOAT)
+    v.early_exit =
+        (flavor & CPH_KF_EXIT) ? ctx->variants[set].v[i].early_exit : 0;
+  return v;
+}
+
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel) {
-  cph_kernel *k = &ctx->kernels[set][v];
-  clphmm_status st = obtain(ctx, &ctx->variants[set].v[v], set, k);
+  cph_kernel *k = &ctx->kernels[0][set][v];
+  const cph_variant fv = flavored(ctx, ctx->variants[set].v[v], v, set, 0);
+  clphmm_status st = obtain(ctx, &fv, set, k);
   if (!st)
     *kernel = k;
   return st;
 }
 
-clphmm_status cph_context_split_kernel(cph_engine *ctx, size_t v, int set,
-                                       const cph_kernel *base,
-                                       const cph_kernel **kernel) {
-  cph_kernel *k = &ctx->split_kernels[set][v];
-  cph_variant sv = base->variant; /* (what was built: maybe a fallback) */
-  sv.split = 1;
-  clphmm_status st = obtain(ctx, &sv, set, k);
+clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
+                                    const cph_kernel *base, int flavor,
+                                    const cph_kernel **kernel) {
+  cph_kernel *k = &ctx->kernels[flavor][set][v];
+  /* (From what the base built: maybe a fallback.) */
+  const cph_variant fv = flavored(ctx, base->variant, v, set, flavor);
+  clphmm_status st = obtain(ctx, &fv, set, k);
   if (!st)
     *kernel = k;
   return st;

@@ -42,6 +42,8 @@ typedef struct cph_event {
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 
 enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
+/* cph_engine.exit_cells' default */
+#define CPH_EXIT_CELLS ((uint64_t)1 << 24)
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
@@ -79,6 +81,12 @@ typedef struct cph_share cph_share;
  * cph_plan_exact). A pass runs one set. */
 enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
 
+/* Programs of a variant (cph_context_kernel_as): the base program, and
+ * with split pairs (cph_variant.split) or float mode's early exit
+ * (cph_variant.early_exit) for the launches that need them: each costs
+ * every launch of concurrent tiles some speed (engine/schedule.c). */
+enum { CPH_KF_SPLIT = 1, CPH_KF_EXIT = 2, CPH_KFLAVORS = 4 };
+
 typedef struct cph_engine {
   cph_device dev;
   cl_context cl;
@@ -98,10 +106,11 @@ typedef struct cph_engine {
   /* [set]: CPH_SET_FLOAT, _DOUBLE, _EXACT (float mode's exact double,
    * planned where the rescue uses the scaled form: n = 0 otherwise) */
   cph_variant_set variants[CPH_SETS];
-  cph_kernel kernels[CPH_SETS][CPH_MAX_VARIANTS]; /* [set][variant], lazily */
-  /* The same with split pairs (cph_variant.split), for launches that
-   * split: built on their first use. */
-  cph_kernel split_kernels[CPH_SETS][CPH_MAX_VARIANTS];
+  /* [flavor][set][variant] (CPH_KF_*), built on first use */
+  cph_kernel kernels[CPH_KFLAVORS][CPH_SETS][CPH_MAX_VARIANTS];
+  /* Float mode's first pass: launches whose largest pair has at least this
+   * many cells get the early exit ($CLPHMM_EXIT_CELLS; 0: every launch). */
+  uint64_t exit_cells;
   cph_cache cache;
   clphmm_diagnostics diag;
   int alloc_failed; /* the last OpenCL failure was a device allocation */
@@ -189,11 +198,11 @@ struct clphmm_context {
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
 
-/* The kernel of `base` (a kernel of variant `v` of a set) with split pairs
- * (cph_variant.split), built on first use. */
-clphmm_status cph_context_split_kernel(cph_engine *ctx, size_t v, int set,
-                                       const cph_kernel *base,
-                                       const cph_kernel **kernel);
+/* The program of `base` (the base kernel of variant `v` of a set) in
+ * `flavor` (CPH_KF_*), built on first use. */
+clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
+                                    const cph_kernel *base, int flavor,
+                                    const cph_kernel **kernel);
 
 /* Release every buffer the engine keeps (device and pinned host memory). */
 void cph_engine_release(cph_engine *ctx);
