@@ -735,7 +735,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
    * condition: PoCL cannot form work-group regions around it otherwise.) */
+#if CPH_SPLIT
   if (ntiles > 1 && tslot == 0 && part == 0)
+#else
+  if (ntiles > 1 && tslot == 0)
+#endif
     for (uint b = 0; b < W; b++)
       for (uint c = lane; c < nsteps; c += G)
         rows0[(size_t)b * bound_cols + c] = (real4)(0, 0, init, 0);

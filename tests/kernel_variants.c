@@ -129,16 +129,20 @@ static int list_entry(const cph_tuning_entry *e) {
         cph_variant v = set.v[i];
         v.shuffle = (cph_shuffle)b;
         v = cph_variant_fit(&v, dbl, &dev);
-        /* GPUs also build the program of launches that split pairs (not
-         * long-read variants: their tiles run one after the other). */
-        const int splits = strcmp(target, "spir64") != 0 && !v.seq;
-        for (int sp = 0; sp <= splits; sp++) {
-          v.split = sp;
-          int n = snprintf(line, sizeof line, "%s %s ", target,
-                           cph_shuffle_name(v.shuffle));
-          cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
-          add_build(line);
-        }
+        /* Every flavour of the program (engine/context.h CPH_KF_*): with
+         * split pairs (not long-read variants: their tiles run one after
+         * the other) and, in float mode's first pass, with and without
+         * the early exit. */
+        const int splits = !v.seq, exits = !dbl && v.early_exit;
+        for (int sp = 0; sp <= splits; sp++)
+          for (int ex = 0; ex <= exits; ex++) {
+            v.split = sp;
+            v.early_exit = exits ? ex : v.early_exit;
+            int n = snprintf(line, sizeof line, "%s %s ", target,
+                             cph_shuffle_name(v.shuffle));
+            cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
+            add_build(line);
+          }
       }
     }
   }

@@ -620,7 +620,7 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
     const int mode = m % 3;
     e->speculate = mode;
     e->side_queue = m < 3;
-    const unsigned long before = e->spec_calls;
+    const unsigned long before = e->spec_calls, side = e->side_chunks;
     double *got = run_device(ctx, g, n);
     clphmm_stats st;
     clphmm_context_stats(ctx, &st);
@@ -632,9 +632,11 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
     CHECK((e->spec_calls > before) == (mode != CPH_SPECULATE_NEVER),
           "speculation %s: %lu speculative passes", names[mode],
           e->spec_calls - before);
-    /* (It runs on the side queue, beside the float pass.) */
-    CHECK(mode == CPH_SPECULATE_NEVER || !e->side_queue || e->side.queue,
-          "speculation %s: not on the side queue", names[mode]);
+    /* (It runs on the side queue, beside the float pass, unless told.) */
+    CHECK((e->side_chunks > side) ==
+              (mode != CPH_SPECULATE_NEVER && e->side_queue),
+          "speculation %s, side queue %d: %lu chunks on it", names[mode],
+          e->side_queue, e->side_chunks - side);
     free(got);
   }
   e->speculate = keep;
@@ -1400,6 +1402,17 @@ static void test_split_pairs(test_rng *rng) {
             "%s: %llu pairs split, %llu unsplit", what,
             (unsigned long long)sa.split_pairs,
             (unsigned long long)sb.split_pairs);
+      /* Launches that split run programs with split pairs, the others
+       * without (the last chunks' schedules). */
+      for (int i = 0; i < CPH_SLOTS; i++) {
+        const cph_sched *sc = &on->eng[0]->slots[i].sched;
+        for (size_t l = 0; l < sc->n_launches; l++)
+          CHECK((sc->launches[l].split > 1) ==
+                    (sc->launches[l].k->variant.split != 0),
+                "%s: a launch of %u parts on a program %s split pairs", what,
+                sc->launches[l].split,
+                sc->launches[l].k->variant.split ? "with" : "without");
+      }
       printf("%-9s %s: %zu pairs, %llu split, %llu stopped, as unsplit\n",
              m ? "float" : "double", what, n,
              (unsigned long long)sa.split_pairs,

@@ -567,10 +567,14 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
     return;
   const double t0 = cph_now();
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
+  /* (Without a side queue, on the main one from then on.) */
+  if (ctx->side_queue && cph_engine_queue(ctx, &ctx->side.queue)) {
+    cph_diag_note(&ctx->diag, "no second queue: %s", cph_error_message());
+    ctx->side_queue = 0;
+  }
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
   const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
-  if ((ctx->side_queue && cph_engine_queue(ctx, &ctx->side.queue)) ||
-      start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
+  if (start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
     /* (Its queued commands may still read the slot's host buffers; the
      * rescue pass runs as without it.) */
     cph_engine_finish(ctx);
@@ -761,8 +765,9 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
       rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;
     if (rc && !final) {
-      /* Its queued commands may still read the slot's host buffers. */
-      cph_cl.Finish(s->d->queue);
+      /* Its queued commands (copies on the copy queue too) may still read
+       * the slot's host buffers. */
+      cph_engine_finish(ctx);
       cph_slot_abandon(s);
       return CLPHMM_SUCCESS;
     }

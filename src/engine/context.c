@@ -81,18 +81,27 @@ static void release_kernels(cph_engine *ctx) {
         cph_kernel_release(&ctx->kernels[f][d][v]);
 }
 
+/* The engine's queues: main, side and copy (NULL until made). */
+#define ENGINE_QUEUES 3
+static void engine_queues(cph_engine *ctx, cl_command_queue *q[ENGINE_QUEUES]) {
+  q[0] = &ctx->queue;
+  q[1] = &ctx->side.queue;
+  q[2] = &ctx->copy_queue;
+}
+
 static void release_cl(cph_engine *ctx) {
   cph_engine_release(ctx);
   release_kernels(ctx);
-  if (ctx->queue)
-    cph_cl.ReleaseCommandQueue(ctx->queue);
-  if (ctx->side.queue)
-    cph_cl.ReleaseCommandQueue(ctx->side.queue);
-  if (ctx->copy_queue)
-    cph_cl.ReleaseCommandQueue(ctx->copy_queue);
+  cl_command_queue *q[ENGINE_QUEUES];
+  engine_queues(ctx, q);
+  for (int i = 0; i < ENGINE_QUEUES; i++) {
+    if (*q[i])
+      cph_cl.ReleaseCommandQueue(*q[i]);
+    *q[i] = NULL;
+  }
   if (ctx->cl)
     cph_cl.ReleaseContext(ctx->cl);
-  ctx->queue = ctx->d.queue = ctx->side.queue = ctx->copy_queue = NULL;
+  ctx->d.queue = NULL;
   ctx->cl = NULL;
 }
 
@@ -370,12 +379,11 @@ static void release_devset(cph_devset *d) {
 }
 
 void cph_engine_finish(cph_engine *ctx) {
-  if (ctx->queue)
-    cph_cl.Finish(ctx->queue);
-  if (ctx->side.queue)
-    cph_cl.Finish(ctx->side.queue);
-  if (ctx->copy_queue)
-    cph_cl.Finish(ctx->copy_queue);
+  cl_command_queue *q[ENGINE_QUEUES];
+  engine_queues(ctx, q);
+  for (int i = 0; i < ENGINE_QUEUES; i++)
+    if (*q[i])
+      cph_cl.Finish(*q[i]);
 }
 
 void cph_engine_release(cph_engine *ctx) {
@@ -442,11 +450,22 @@ clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
                                     const cph_kernel *base, int flavor,
                                     const cph_kernel **kernel) {
   cph_kernel *k = &ctx->kernels[flavor][set][v];
+  unsigned char *failed = &ctx->flavor_failed[flavor][set][v];
+  if (*failed)
+    return CLPHMM_ERROR_BUILD_FAILED;
   /* (From what the base built: maybe a fallback.) */
   const cph_variant fv = flavored(ctx, base->variant, v, set, flavor);
   clphmm_status st = obtain(ctx, &fv, set, k);
-  if (!st)
+  if (st) {
+    *failed = 1;
+    cph_diag_note(&ctx->diag,
+                  "variant %zu's program with %s did not build (launches run "
+                  "without): %s",
+                  v, flavor & CPH_KF_SPLIT ? "split pairs" : "the early exit",
+                  cph_error_message());
+  } else {
     *kernel = k;
+  }
   return st;
 }
 
@@ -459,10 +478,15 @@ static clphmm_status warmup(cph_engine *ctx) {
     if (d == CPH_SET_DOUBLE && !dbl && !rescue)
       continue;
     for (size_t v = 0; v < cph_plan_count(&ctx->variants[d]); v++) {
-      const cph_kernel *k;
+      const cph_kernel *k, *kx;
       clphmm_status st = cph_context_kernel(ctx, v, d, &k);
       if (st)
         return st;
+      /* (The float pass's exit flavour too, where it builds; split
+       * programs come with the first launch that splits.) */
+      if (d == CPH_SET_FLOAT &&
+          cph_variant_exit(&ctx->variants[d].v[v], 0) == 1)
+        (void)cph_context_kernel_as(ctx, v, d, k, CPH_KF_EXIT, &kx);
     }
   }
   return CLPHMM_SUCCESS;

@@ -108,6 +108,7 @@ typedef struct cph_engine {
   cph_variant_set variants[CPH_SETS];
   /* [flavor][set][variant] (CPH_KF_*), built on first use */
   cph_kernel kernels[CPH_KFLAVORS][CPH_SETS][CPH_MAX_VARIANTS];
+  unsigned char flavor_failed[CPH_KFLAVORS][CPH_SETS][CPH_MAX_VARIANTS];
   /* Float mode's first pass: launches whose largest pair has at least this
    * many cells get the early exit ($CLPHMM_EXIT_CELLS; 0: every launch). */
   uint64_t exit_cells;
@@ -170,6 +171,7 @@ typedef struct cph_engine {
   cl_command_queue copy_queue;
   int copy_uploads;
   unsigned long copied_chunks; /* (tests) */
+  unsigned long side_chunks;   /* chunks on the side queue (tests) */
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
@@ -199,7 +201,9 @@ clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
 
 /* The program of `base` (the base kernel of variant `v` of a set) in
- * `flavor` (CPH_KF_*), built on first use. */
+ * `flavor` (CPH_KF_*), built on first use. A flavour that does not build
+ * fails at once from then on (noted in the diagnostics): callers run the
+ * base program instead. */
 clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
                                     const cph_kernel *base, int flavor,
                                     const cph_kernel **kernel);

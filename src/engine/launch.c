@@ -504,8 +504,15 @@ static int packable(const cph_engine *ctx, const cph_slot *s) {
  * more command and an event between queues), rows prepared here (an
  * input in the main queue's buffers) or the side queue's. */
 static int copies(cph_engine *ctx, const cph_slot *s) {
-  return ctx->copy_uploads && !s->packed && !s->stage.host_prep &&
-         s->d == &ctx->d && !cph_engine_queue(ctx, &ctx->copy_queue);
+  if (!ctx->copy_uploads || s->packed || s->stage.host_prep || s->d != &ctx->d)
+    return 0;
+  if (cph_engine_queue(ctx, &ctx->copy_queue)) {
+    /* (Without one, on the main queue from then on.) */
+    cph_diag_note(&ctx->diag, "no copy queue: %s", cph_error_message());
+    ctx->copy_uploads = 0;
+    return 0;
+  }
+  return 1;
 }
 
 /* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
@@ -526,6 +533,7 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   s->packed = packable(ctx, s);
   s->copied = copies(ctx, s);
   ctx->copied_chunks += (unsigned long)s->copied;
+  ctx->side_chunks += s->d == &ctx->side;
   size_t out[N_OUT];
   outputs(s, out);
   clphmm_status rc =

@@ -389,6 +389,30 @@ static int launch_exit(const cph_engine *ctx, int set, uint32_t bin,
   return 0;
 }
 
+/* The program of a launch of base kernel k: with the exit (`exit`), with
+ * split pairs (*split > 1). Where that flavour does not build, or built a
+ * fallback of another shape or without split pairs, the launch runs on
+ * the base program, unsplit (the exit only saves time). */
+static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
+                                       const cph_kernel *k, int exit,
+                                       unsigned *split) {
+  const int flavor = (exit ? CPH_KF_EXIT : 0) | (*split > 1 ? CPH_KF_SPLIT : 0);
+  const cph_kernel *lk = k;
+  if (!flavor)
+    return k;
+  if (cph_context_kernel_as(ctx, bin, set, k, flavor, &lk)) {
+    *split = 1;
+    return k;
+  }
+  const cph_variant *a = &lk->variant, *b = &k->variant;
+  if (a->g != b->g || a->c != b->c || a->wg != b->wg || a->vec != b->vec ||
+      a->seq != b->seq || (*split > 1 && !a->split)) {
+    *split = 1;
+    return k;
+  }
+  return lk;
+}
+
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
  * many jobs as fit the cells per launch and the boundary scratch, and,
  * with concurrent tiles, would run with as many slots. */
@@ -575,28 +599,12 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
         launch_exit(ctx, set, bin, stage, s->keys, start, bin_end);
     unsigned split = launch_split(ctx, stage, s->keys, start, bin_end, coop,
                                   bound_exit, &big);
-    /* The launch's program: with the exit, with split pairs (of the same
-     * geometry: a fallback build of another runs as the base). */
-    const int flavor =
-        (bound_exit ? CPH_KF_EXIT : 0) | (split > 1 ? CPH_KF_SPLIT : 0);
-    const cph_kernel *lk = k;
-    if (flavor) {
-      clphmm_status st = cph_context_kernel_as(ctx, bin, set, k, flavor, &lk);
-      if (st)
-        return st;
-      const cph_variant *a = &lk->variant, *b = &k->variant;
-      if (a->g != b->g || a->c != b->c || a->wg != b->wg) {
-        lk = k;
-        split = 1;
-      }
-    }
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);
     if (!L)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
     const unsigned ppw = cph_variant_pairs(&k->variant) / coop;
-    L->k = lk;
     L->bin = counted ? (int)bin : -1;
     L->coop = coop;
     L->split = split;
@@ -611,6 +619,9 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
       L->split = 1;
       L->split_groups = 0;
     }
+    L->k = launch_kernel(ctx, set, bin, k, bound_exit, &L->split);
+    if (L->split < 2)
+      L->split_groups = 0;
     L->n_slots = L->n_groups * ppw;
     L->first_slot = s->n_slots;
     L->first_group = s->n_groups;
