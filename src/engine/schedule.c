@@ -320,9 +320,10 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * split pairs' parts would exceed twice the work-groups the device runs
  * at once (at most 4 parts, or no limit on the parts of all split pairs,
  * measured the same within 1% on the long suite and its half). Nor does
- * float mode's first pass split by default: its long pairs mostly stop
- * after their first rounds (the bound's exit), which parts cannot speed
- * up (half the long suite: its float pass took 15.8 ms split, 9.1 whole).
+ * a launch with float mode's early exit (bound_exit: launch_exit) split by
+ * default: its long pairs mostly stop after their first rounds, which
+ * parts cannot speed up (half the long suite: its float pass took 15.8 ms
+ * split, 9.1 whole).
  * $CLPHMM_SPLIT forces its parts on every pair. A split pair needs its
  * parts on the device at once, so the device must hold more
  * work-groups than a pair has parts (cl/pairhmm.cl, SPLIT_Q), and only
