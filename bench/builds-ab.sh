@@ -4,9 +4,8 @@
 # call (both unprofiled), and the HaplotypeCaller-like mix (6e10 cells,
 # -n 3: wall and kernel ms of clphmm_compute), ROUNDS rounds (default 3);
 # prints every round, then the median over rounds per build and workload.
-# EXTRA adds kernel-heavy workloads (median kernel and wall ms of 3
-# runs): long-double (--suite long -p double), peak512 and peak2048
-# (float, reads and haplotypes of 512 or 2048 bases, 1e10 cells). Each
+# EXTRA adds workloads of bench/lib.sh's bench_workload_args (median
+# kernel and wall ms of 3 runs; e.g. long-double, peak512, peak2048). Each
 # SOURCE_DIR (a source tree: this repository, or an export of a commit)
 # is built (Release, no tests) in SOURCE_DIR/build-ab first.
 #
@@ -15,7 +14,7 @@
 #   bench/builds-ab.sh "before=old-tree" "after=."
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ROUNDS=${ROUNDS:-3}
 DEVICE=${DEVICE:-gpu}
 # Small calls unprofiled unless CLPHMM_PROFILE says otherwise (events cost
@@ -34,14 +33,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || 
 # with -n the wall seconds follow the bracket.
 field() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1), $(i + 1); exit } }'; }
 EXTRA=${EXTRA:-}
-extra_args() {
-  case $1 in
-    long-double) echo "--suite long -p double" ;;
-    peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
-    peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
-    *) echo "bench/builds-ab.sh: unknown EXTRA workload '$1'" >&2; return 1 ;;
-  esac
-}
+. bench/lib.sh
 declare -A res
 for ((r = 1; r <= ROUNDS; r++)); do
   for spec in "$@"; do
@@ -62,7 +54,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     printf "round %d  %-12s region %8s us  10s.in %8s us  mix=hc wall %8s ms (kernel %s)\n" \
       "$r" "$label" "$region" "$s10" "$wall_ms" "$kernel_ms"
     for w in $EXTRA; do
-      a=$(extra_args "$w") || exit 2
+      a=$(bench_workload_args "$w") || exit 2
       # shellcheck disable=SC2086 # the workload's words are arguments
       kw=$("$bench" --device "$DEVICE" --no-startup $a -n 3 |
         grep -E '^[0-9]+ .* (float|double) ' | head -1 | field |

@@ -52,27 +52,10 @@ with() {
   env $setting "$@"
 }
 
-# args WORKLOAD: clphmm-bench's arguments for WORKLOAD.
-args() {
-  case $1 in
-    long-float) echo "--suite long" ;;
-    long-double) echo "--suite long -p double" ;;
-    7e9) echo "--synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9" ;;
-    hc) echo "--synthetic mix=hc,pairs=20000" ;;
-    mix) echo "--synthetic mix=hc,cells=6e10" ;;
-    peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
-    peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
-    region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;
-    regions) echo "--synthetic mix=hc,pairs=30000 --calls 2250" ;;
-    10s) echo "--input tests/data/10s.in --call-batches all --calls 1000" ;;
-    *) echo "bench/env-ab.sh: unknown workload '$1'" >&2; return 1 ;;
-  esac
-}
-
 # one WORKLOAD SETTING: a run; its median wall to WALLS.
 one() {
   local out a
-  a=$(args "$1") || return 1
+  a=$(bench_workload_args "$1") || return 1
   say ""
   say "## $1, $2"
   # shellcheck disable=SC2086 # the workload's words are arguments
