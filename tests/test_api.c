@@ -1000,6 +1000,10 @@ static void test_bad_settings(void) {
       {"CLPHMM_CHUNK_CELLS", "0"},
       {"CLPHMM_SPLIT", "0"},
       {"CLPHMM_SPLIT", "65"},
+      {"CLPHMM_SIDE_QUEUE", "2"},
+      {"CLPHMM_COPY_QUEUE", "yes"},
+      {"CLPHMM_EXIT_CELLS", "-1"},
+      {"CLPHMM_EXACT_DIRECT", "1e7"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *name = cases[i][0], *value = cases[i][1];
