@@ -342,8 +342,10 @@ CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
 /* Build everything the context may need now instead of on first use: the
  * kernels of every read-length bin in its precision (and, in float mode on
  * devices with fp64, the double kernels of the rescue and, where the rescue
- * uses the scaled form, those of the exact pass: see exact_pairs). Loads
- * them from the kernel cache when it has them. */
+ * uses the scaled form, those of the exact pass: see exact_pairs), in float
+ * mode with and without the early exit of long pairs. Loads them from the
+ * kernel cache when it has them. The programs of launches that split long
+ * pairs over several work-groups (GPUs) are built on their first use. */
 CLPHMM_API clphmm_status clphmm_context_warmup(clphmm_context *context);
 
 /* What happened behind the scenes since the context was created: kernel

@@ -40,13 +40,13 @@ static clphmm_status open_queue(cph_engine *ctx) {
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateContext", err,
                        ctx->dev.info.name);
-  ctx->queue = cph_cl.CreateCommandQueue(
+  ctx->d.queue = cph_cl.CreateCommandQueue(
       ctx->cl, ctx->dev.id, ctx->profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
   if (err != CL_SUCCESS)
     return cph_cl_fail(CLPHMM_ERROR_OPENCL, "clCreateCommandQueue", err,
                        ctx->dev.info.name);
-  ctx->bufs = (cph_bufctx){ctx->cl, ctx->queue, &ctx->dev, &ctx->alloc_failed};
-  ctx->d.queue = ctx->queue;
+  ctx->bufs =
+      (cph_bufctx){ctx->cl, ctx->d.queue, &ctx->dev, &ctx->alloc_failed};
   return CLPHMM_SUCCESS;
 }
 
@@ -84,7 +84,7 @@ static void release_kernels(cph_engine *ctx) {
 /* The engine's queues: main, side and copy (NULL until made). */
 #define ENGINE_QUEUES 3
 static void engine_queues(cph_engine *ctx, cl_command_queue *q[ENGINE_QUEUES]) {
-  q[0] = &ctx->queue;
+  q[0] = &ctx->d.queue;
   q[1] = &ctx->side.queue;
   q[2] = &ctx->copy_queue;
 }
@@ -101,7 +101,6 @@ static void release_cl(cph_engine *ctx) {
   }
   if (ctx->cl)
     cph_cl.ReleaseContext(ctx->cl);
-  ctx->d.queue = NULL;
   ctx->cl = NULL;
 }
 

@@ -90,7 +90,6 @@ enum { CPH_KF_SPLIT = 1, CPH_KF_EXIT = 2, CPH_KFLAVORS = 4 };
 typedef struct cph_engine {
   cph_device dev;
   cl_context cl;
-  cl_command_queue queue; /* the main queue (d.queue) */
   clphmm_precision precision;
   uint64_t max_cells;
   unsigned max_coop; /* most tiles of a read run at once (0: per launch) */
@@ -164,7 +163,7 @@ typedef struct cph_engine {
   /* The engine's state (src/engine/compute.c). */
   cph_pool *pool;
   cph_bufctx bufs;
-  cph_devset d;    /* the main queue's */
+  cph_devset d;    /* the main queue and its buffers */
   cph_devset side; /* the speculative pass's (its queue made on first use) */
   /* Large chunks' uploads go to this queue (made on first use), so that
    * they overlap the kernels of the chunk before ($CLPHMM_COPY_QUEUE). */

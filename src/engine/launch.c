@@ -54,23 +54,23 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
   return rc;
 }
 
-/* The wait list of the chunk's next command on its queue: the copies' last
- * event, for the first command after them. */
-static cl_uint waits(cph_slot *s, const cl_event **list) {
-  *list = s->in_ev ? &s->in_ev : NULL;
-  return s->in_ev ? 1 : 0;
+/* The wait list of the chunk's next command on its queue, taken: the
+ * copies' last event, for the first command after them (the slot's events
+ * still own it). */
+static cl_uint take_waits(cph_slot *s, cl_event *ev) {
+  *ev = s->in_ev;
+  s->in_ev = NULL;
+  return *ev ? 1 : 0;
 }
 
 static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
                               void *dst, size_t bytes, const char *what) {
   if (bytes == 0)
     return CLPHMM_SUCCESS;
-  cl_event ev = NULL;
-  const cl_event *w;
-  const cl_uint n_w = waits(s, &w);
+  cl_event ev = NULL, w;
+  const cl_uint n_w = take_waits(s, &w);
   cl_int err = cph_cl.EnqueueReadBuffer(s->d->queue, src, CL_FALSE, 0, bytes,
-                                        dst, n_w, w, &ev);
-  s->in_ev = NULL;
+                                        dst, n_w, n_w ? &w : NULL, &ev);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueReadBuffer", err, what);
   return add_event(s, ev, CPH_EV_DOWNLOAD, -1);
@@ -79,13 +79,11 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
 static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
                                 size_t global, size_t local, int kind,
                                 int bin) {
-  cl_event ev = NULL;
-  const cl_event *w;
-  const cl_uint n_w = waits(s, &w);
+  cl_event ev = NULL, w;
+  const cl_uint n_w = take_waits(s, &w);
   cl_int err =
       cph_cl.EnqueueNDRangeKernel(s->d->queue, k, 1, NULL, &global, &local, n_w,
-                                  w, ctx->profile ? &ev : NULL);
-  s->in_ev = NULL;
+                                  n_w ? &w : NULL, ctx->profile ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the kernel");

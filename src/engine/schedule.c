@@ -138,6 +138,8 @@ typedef struct key_task {
   uint64_t fill;    /* jobs on it that fill the device (engine seq_fill) */
   int most_first;   /* job_key's order of tiles */
   uint32_t rows[CPH_MAX_VARIANTS];
+  uint64_t big_cells; /* (engine exit_cells) */
+  uint32_t *big;      /* per range: bit b = bin b holds a pair that large */
 } key_task;
 
 static void bin_range(void *arg, size_t r) {
@@ -164,12 +166,16 @@ static void key_range(void *arg, size_t r) {
   key_task *t = arg;
   const size_t lo = r * ORDER_RANGE,
                hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
+  uint32_t big = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &t->jobs[i];
     const uint32_t rows = t->rows[jb->slot];
     t->keys[i] =
         job_key(jb->slot, (jb->R + rows - 1) / rows, jb->H, i, t->most_first);
+    if ((uint64_t)jb->R * jb->H >= t->big_cells)
+      big |= 1u << jb->slot;
   }
+  t->big[r] = big;
 }
 
 /* The small-call variant's index when the chunk runs on it, else -1. */
@@ -219,7 +225,9 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
                 UINT32_MAX,
                 ctx->seq_fill,
                 ctx->dev.info.type != CLPHMM_DEVICE_CPU,
-                {0}};
+                {0},
+                ctx->exit_cells,
+                NULL};
   const cph_variant_set *vs = &ctx->variants[set];
   if (vs->n && vs->v[vs->n - 1].seq)
     t.seq_bin = (uint32_t)(vs->n - 1);
@@ -250,7 +258,15 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
       return st;
     t.rows[b] = cph_variant_rows(&kernels[b]->variant);
   }
+  t.big = calloc(ranges ? ranges : 1, sizeof *t.big);
+  if (!t.big)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
+                     n);
   cph_pool_for(ctx->pool, ranges, key_range, &t);
+  s->exit_bins = 0;
+  for (size_t r = 0; r < ranges; r++)
+    s->exit_bins |= t.big[r];
+  free(t.big);
   const double t0 = cph_now();
   const int sorted = cph_sort_keys(ctx->pool, s->keys, s->tmp, n);
   cph_trace_host(&ctx->trace, "sort", -1, t0);
@@ -370,24 +386,17 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
   return parts > 1 ? (unsigned)parts : 1;
 }
 
-/* Whether a launch of float mode's first pass from keys[start] (its bin's
- * jobs end at bin_end) gets the early exit: where the bin's variant has it
- * and a pair of at least ctx->exit_cells cells remains. The exit pays on
- * long pairs only: a round's vote and the bound's reads cost launches of
- * concurrent tiles about 8% at L = 512 and 2048 on the H200 (3.51 against
- * 3.24 ms, 7.11 against 6.73 ms), where no pair or 71 of 2,388 stopped. */
+/* Whether a launch of float mode's first pass in bin `bin` gets the early
+ * exit: where the bin's variant has it and the bin holds a pair of at
+ * least ctx->exit_cells cells (sched->exit_bins, found while the keys are
+ * made). The exit pays on long pairs only: a round's vote and the bound's
+ * reads cost launches of concurrent tiles about 8% at L = 512 and 2048 on
+ * the H200 (3.51 against 3.24 ms, 7.11 against 6.73 ms), where no pair or
+ * 71 of 2,388 stopped. */
 static int launch_exit(const cph_engine *ctx, int set, uint32_t bin,
-                       const cph_stage *stage, const uint64_t *keys,
-                       size_t start, size_t bin_end) {
-  if (set != CPH_SET_FLOAT ||
-      cph_variant_exit(&ctx->variants[set].v[bin], 0) != 1)
-    return 0;
-  for (size_t i = start; i < bin_end; i++) {
-    const cph_job *jb = &stage->jobs[key_job(keys[i])];
-    if ((uint64_t)jb->R * jb->H >= ctx->exit_cells)
-      return 1;
-  }
-  return 0;
+                       const cph_sched *s) {
+  return set == CPH_SET_FLOAT && (s->exit_bins >> bin & 1) &&
+         cph_variant_exit(&ctx->variants[set].v[bin], 0) == 1;
 }
 
 /* The program of a launch of base kernel k: with the exit (`exit`), with
@@ -596,8 +605,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
     size_t big = 0;
-    const int bound_exit =
-        launch_exit(ctx, set, bin, stage, s->keys, start, bin_end);
+    const int bound_exit = launch_exit(ctx, set, bin, s);
     unsigned split = launch_split(ctx, stage, s->keys, start, bin_end, coop,
                                   bound_exit, &big);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,

@@ -46,6 +46,8 @@ typedef struct cph_sched {
   size_t n_slots, n_groups;
   size_t bound_bytes; /* the largest launch's boundary rows */
   size_t sync_bytes;  /* the largest split launch's ticket and flags */
+  uint32_t exit_bins; /* bit b: bin b holds a pair of the engine's
+                         exit_cells (schedule.c launch_exit) */
   /* Sorting scratch. */
   uint64_t *keys, *tmp;
   size_t cap_keys;
