@@ -733,76 +733,6 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_context_destroy(ctx);
 }
 
-/* Chunks staged ahead on the engine's worker while the chunk before is
- * scheduled and submitted: the same results as staged on the calling
- * thread, bit for bit; an invalid base in a chunk staged on the worker
- * fails the call with the batch named, as on the calling thread, and the
- * context computes again afterwards. */
-static void test_stage_ahead(clphmm_precision p) {
-  test_rng own, *rng = &own; /* (its own numbers) */
-  test_rng_init(rng, 20261127);
-  clphmm_context *ctx = NULL;
-  if (open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &ctx) <= 0) {
-    clphmm_context_destroy(ctx);
-    return;
-  }
-  cph_engine *e = ctx->eng[0];
-  cph_worker *w = e->worker;
-  CHECK(w != NULL, "stage ahead: the engine has no staging worker");
-  gen g = {0};
-  for (int b = 0; b < 16; b++) {
-    size_t lens[5];
-    for (size_t r = 0; r < 5; r++)
-      lens[r] = test_rng_range(rng, 10, 120);
-    add_batch(&g, rng, lens, 5, 3, 20, 160, b % 2, 0);
-  }
-  size_t n;
-  clphmm_count_pairs(g.batches, g.n, &n);
-  e->chunk_cells = 4000; /* several chunks */
-  double *got[2];
-  unsigned long ahead[2];
-  char err[2][256];
-  for (int on = 0; on < 2; on++) {
-    e->worker = on ? w : NULL;
-    const unsigned long before = e->staged_ahead;
-    got[on] = run_device(ctx, &g, n);
-    ahead[on] = e->staged_ahead - before;
-    /* A bad base in the last batch (a later chunk's), then good again. */
-    clphmm_read *rd = (clphmm_read *)&g.batches[g.n - 1].reads[1];
-    const char *good = rd->bases;
-    char *bad = malloc(rd->length);
-    memcpy(bad, good, rd->length);
-    bad[rd->length / 2] = '!';
-    rd->bases = bad;
-    double *out = malloc(n * sizeof *out);
-    const clphmm_status st = clphmm_compute(ctx, g.batches, g.n, out);
-    CHECK(st == CLPHMM_ERROR_INVALID_BASE,
-          "stage ahead (%d): an invalid base was not refused (%s: %s)", on,
-          clphmm_status_string(st), clphmm_last_error(ctx));
-    snprintf(err[on], sizeof err[on], "%s", clphmm_last_error(ctx));
-    rd->bases = good;
-    free(bad);
-    free(out);
-  }
-  e->worker = w;
-  CHECK(ahead[1] > 1 && ahead[0] == 0,
-        "stage ahead: %lu chunks staged ahead with the worker, %lu without",
-        ahead[1], ahead[0]);
-  CHECK(got[0] && got[1] && memcmp(got[0], got[1], n * sizeof **got) == 0,
-        "stage ahead: results differ from those staged on the caller");
-  char want[32];
-  snprintf(want, sizeof want, "batch %zu", g.n - 1);
-  CHECK(strstr(err[1], want) && !strcmp(err[0], err[1]),
-        "stage ahead: the invalid base's error was '%s' (on the caller: "
-        "'%s')",
-        err[1], err[0]);
-  compare(ctx, &g, "chunks staged ahead");
-  free(got[0]);
-  free(got[1]);
-  gen_free(&g);
-  clphmm_context_destroy(ctx);
-}
-
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -1653,7 +1583,6 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_copy_queue(modes[m]);
-    test_stage_ahead(modes[m]);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
     test_profile(modes[m]);

@@ -64,9 +64,8 @@ typedef struct call {
    * it is finished, `want` marks the results it gives (by out index). */
   int speculated;
   const unsigned char *want;
-  /* The pieces of the chunk in each main slot. */
-  cph_piece *pieces[CPH_MAIN_SLOTS];
-  size_t cap_pieces[CPH_MAIN_SLOTS];
+  cph_piece *pieces;
+  size_t cap_pieces;
   cph_share *sh; /* a call split between engines, else NULL */
   size_t me;     /* this engine's place in the share */
 } call;
@@ -81,23 +80,22 @@ static uint64_t hap_cells_words(const clphmm_batch *bt, uint64_t *words) {
   return len;
 }
 
-static int add_piece(call *c, int slot, size_t *n, cph_piece p) {
-  if (*n == c->cap_pieces[slot]) {
-    size_t cap = c->cap_pieces[slot] ? 2 * c->cap_pieces[slot] : 64;
-    cph_piece *np = realloc(c->pieces[slot], cap * sizeof *np);
+static int add_piece(call *c, size_t *n, cph_piece p) {
+  if (*n == c->cap_pieces) {
+    size_t cap = c->cap_pieces ? 2 * c->cap_pieces : 64;
+    cph_piece *np = realloc(c->pieces, cap * sizeof *np);
     if (!np)
       return 0;
-    c->pieces[slot] = np;
-    c->cap_pieces[slot] = cap;
+    c->pieces = np;
+    c->cap_pieces = cap;
   }
-  c->pieces[slot][(*n)++] = p;
+  c->pieces[(*n)++] = p;
   return 1;
 }
 
-/* The pieces of the next chunk from `cur` (none at the end), in main slot
- * `slot`'s list: whole reads, at least one, until a bound is reached. */
-static clphmm_status next_chunk(call *c, cursor *cur, int slot,
-                                size_t *n_pieces) {
+/* The pieces of the next chunk from `cur` (none at the end): whole reads,
+ * at least one, until a bound is reached. */
+static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
   uint64_t cells = 0, pairs = 0, bytes = 0;
   size_t n = 0;
   while (cur->batch < cur->end_batch ||
@@ -123,8 +121,7 @@ static clphmm_status next_chunk(call *c, cursor *cur, int slot,
       pbytes += rb;
     }
     if (r > cur->read || bt->n_reads == 0) {
-      if (!add_piece(c, slot, &n,
-                     (cph_piece){cur->batch, cur->read, r, cur->out}))
+      if (!add_piece(c, &n, (cph_piece){cur->batch, cur->read, r, cur->out}))
         return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for chunks");
       bytes += pbytes;
       cur->out += (r - cur->read) * bt->n_haplotypes;
@@ -397,22 +394,20 @@ typedef struct chunk_src {
   const cph_stage *like;
 } chunk_src;
 
-/* Stage `src` into st with the pinned buffers of `bufs` and the pool
- * `pool` (the engine's, or the worker's). */
-static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src,
-                           const cph_bufctx *bufs, cph_pool *pool) {
+static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
+  const cph_engine *ctx = c->ctx;
   if (src->like && !src->like->host_prep && !st->host_prep)
-    return cph_stage_copy(bufs, st, src->like);
+    return cph_stage_copy(&ctx->bufs, st, src->like);
   if (src->pieces)
-    return cph_stage_pieces(bufs, pool, st, c->batches, src->pieces,
+    return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
                             src->n_pieces, c->results);
-  return cph_stage_pairs(bufs, pool, st, src->pairs, src->n_pairs);
+  return cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
 }
 
-/* Slot s takes a chunk on the kernels of `set` (CPH_SET_*) and the queue
- * and buffers of `d`: the form its stage takes. (It may build a kernel:
- * the engine's thread only.) */
-static clphmm_status setup_chunk(call *c, cph_slot *s, cph_devset *d, int set) {
+/* Stage, schedule and submit the chunk of `src` into slot s, on the
+ * kernels of `set` (CPH_SET_*) and the queue and buffers of `d`. */
+static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
+                                 const chunk_src *src) {
   cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
   s->d = d;
@@ -424,47 +419,29 @@ static clphmm_status setup_chunk(call *c, cph_slot *s, cph_devset *d, int set) {
   st->scaled = st->flavor != CPH_JAVA_DOUBLE && cph_variant_scaled(v0);
   s->set = set;
   st->real_size = set != CPH_SET_FLOAT ? sizeof(double) : sizeof(float);
-  /* Rows are prepared on the host when the device lacks the kernel for it
-   * (no double arithmetic for the scaled form; vector variants' programs
-   * have none) or when told so. */
+  ctx->alloc_failed = 0; /* set by this chunk's failures only */
+  const double t0 = cph_now();
+  clphmm_status rc;
+  /* Rows are prepared here when the device lacks the kernel for it (no
+   * double arithmetic for the scaled form; vector variants' programs have
+   * none) or when told so. */
   const cph_kernel *k0;
-  clphmm_status rc = cph_context_kernel(ctx, 0, set, &k0);
+  rc = cph_context_kernel(ctx, 0, set, &k0);
   st->host_prep = ctx->host_prep || (!rc && !k0->prep) ||
                   cph_variant_set_has_vec(&ctx->variants[set]);
-  return rc;
-}
-
-/* Schedule and submit the staged chunk in slot s. */
-static clphmm_status submit_chunk(call *c, cph_slot *s) {
-  cph_engine *ctx = c->ctx;
-  ctx->alloc_failed = 0; /* set by this chunk's failures only */
+  if (!rc)
+    rc = stage(c, st, src);
+  cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
   const double t1 = cph_now();
-  clphmm_status rc = cph_schedule(ctx, s->set, &s->stage, &s->sched);
+  if (!rc)
+    rc = cph_schedule(ctx, set, st, &s->sched);
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
-  ctx->stats.prepare_seconds += cph_now() - t1;
+  ctx->stats.prepare_seconds += cph_now() - t0;
   const double t2 = cph_now();
-  if (!rc && s->stage.n_jobs)
+  if (!rc && st->n_jobs)
     rc = cph_submit(ctx, s);
   cph_trace_host(&ctx->trace, "submit", (int)(s - ctx->slots), t2);
   ctx->stats.chunks++;
-  return rc;
-}
-
-/* Stage, schedule and submit the chunk of `src` into slot s, on the
- * kernels of `set` and the queue and buffers of `d`, on this thread. */
-static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
-                                 const chunk_src *src) {
-  cph_engine *ctx = c->ctx;
-  const double t0 = cph_now();
-  clphmm_status rc = setup_chunk(c, s, d, set);
-  if (!rc)
-    rc = stage(c, &s->stage, src, &ctx->bufs, ctx->pool);
-  cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
-  ctx->stats.prepare_seconds += cph_now() - t0;
-  if (!rc)
-    rc = submit_chunk(c, s);
-  else
-    ctx->stats.chunks++;
   return rc;
 }
 
@@ -516,16 +493,9 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
   cur->max_bytes = ctx->max_device_bytes / 2 / div;
 }
 
-/* After a failure: the worker's staging, if any, is abandoned. */
-static void drain_worker(cph_engine *ctx) {
-  if (ctx->worker)
-    cph_worker_drain(ctx->worker);
-}
-
-/* After a failure: nothing is left in flight (the worker's staging, the
- * chunks in the other slots). */
+/* Collect the chunk in the other slot after a failure, so that nothing is
+ * left in flight. */
 static void drain(cph_engine *ctx) {
-  drain_worker(ctx);
   cph_engine_finish(ctx);
   for (int i = 0; i < CPH_SLOTS; i++)
     cph_slot_abandon(&ctx->slots[i]);
@@ -590,8 +560,7 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
 }
 
 /* (The float chunk of the same pieces is staged in slot `float_slot`.) */
-static void speculate(call *c, const cph_piece *pieces, size_t n_pieces,
-                      const cph_slot *float_slot) {
+static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   cph_engine *ctx = c->ctx;
   if (ctx->speculate == CPH_SPECULATE_NEVER ||
       (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->spec_left))
@@ -604,7 +573,7 @@ static void speculate(call *c, const cph_piece *pieces, size_t n_pieces,
     ctx->side_queue = 0;
   }
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
-  const chunk_src src = {pieces, n_pieces, NULL, 0, &float_slot->stage};
+  const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
   if (start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
     /* (Its queued commands may still read the slot's host buffers; the
      * rescue pass runs as without it.) */
@@ -639,15 +608,13 @@ static clphmm_status end_speculation(call *c) {
   return rc;
 }
 
-/* The pieces of the next chunk (none at the end), in main slot `slot`'s
- * list, and, in `at`, where it starts, within the range it was cut from.
- * With one engine, from the cursor; in a shared call, from the cursor's
- * range while it lasts, then from a range to redo, else as one chunk from
- * the shared queue. */
-static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, int slot,
-                                size_t *n) {
+/* The pieces of the next chunk (none at the end) and, in `at`, where it
+ * starts, within the range it was cut from. With one engine, from the
+ * cursor; in a shared call, from the cursor's range while it lasts, then
+ * from a range to redo, else as one chunk from the shared queue. */
+static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
   *at = *cur;
-  clphmm_status rc = next_chunk(c, cur, slot, n);
+  clphmm_status rc = next_chunk(c, cur, n);
   cph_share *sh = c->sh;
   if (rc || *n || !sh)
     return rc;
@@ -667,7 +634,7 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, int slot,
     q.out = sh->next.out;
     q.end_batch = sh->next.end_batch;
     q.end_read = sh->next.end_read;
-    rc = next_chunk(c, &q, slot, n);
+    rc = next_chunk(c, &q, n);
     r = sh->next;
     r.end_batch = q.batch;
     r.end_read = q.read;
@@ -691,102 +658,11 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, int slot,
   cur->end_batch = r.end_batch;
   cur->end_read = r.end_read;
   *at = *cur;
-  return next_chunk(c, cur, slot, n);
-}
-
-/* ---- the main pass ---------------------------------------------------- */
-
-/* A chunk of the main pass: its main slot, its pieces (0: none left) and
- * where it starts; `ahead`: its staging runs on the worker. */
-typedef struct chunk {
-  int slot;
-  size_t n;
-  cursor at;
-  int ahead;
-} chunk;
-
-/* The worker's task: staging a chunk. */
-typedef struct stage_task {
-  call *c;
-  cph_slot *s;
-  chunk_src src;
-  double seconds;
-} stage_task;
-
-static clphmm_status stage_ahead(void *arg) {
-  stage_task *t = arg;
-  cph_engine *ctx = t->c->ctx;
-  const double t0 = cph_now();
-  const clphmm_status rc = stage(t->c, &t->s->stage, &t->src, &ctx->stage_bufs,
-                                 cph_worker_pool(ctx->worker));
-  cph_trace_host(&ctx->trace, "stage", (int)(t->s - ctx->slots), t0);
-  t->seconds = cph_now() - t0;
-  return rc;
-}
-
-/* Whether chunks can be staged on the worker (its queue made). */
-static int can_stage_ahead(cph_engine *ctx) {
-  if (!ctx->worker)
-    return 0;
-  if (cph_engine_queue(ctx, &ctx->stage_queue)) {
-    cph_diag_note(&ctx->diag, "no staging queue: %s", cph_error_message());
-    cph_worker_destroy(ctx->worker);
-    ctx->worker = NULL;
-    return 0;
-  }
-  ctx->stage_bufs = (cph_bufctx){ctx->cl, ctx->stage_queue, &ctx->dev, NULL};
-  return 1;
-}
-
-/* Take the next chunk of the pass on `set` into main slot `slot` and stage
- * it: on the worker when `ahead` (the caller waits with staged()), else
- * here. */
-static clphmm_status take_and_stage(call *c, cursor *cur, int set, int slot,
-                                    int ahead, stage_task *task, chunk *ch) {
-  cph_engine *ctx = c->ctx;
-  ch->slot = slot;
-  ch->ahead = 0;
-  clphmm_status rc = take_chunk(c, cur, &ch->at, slot, &ch->n);
-  if (rc || ch->n == 0)
-    return rc;
-  cph_slot *s = &ctx->slots[slot];
-  const double t0 = cph_now();
-  rc = setup_chunk(c, s, &ctx->d, set);
-  const chunk_src src = {c->pieces[slot], ch->n, NULL, 0, NULL};
-  if (!rc && ahead && can_stage_ahead(ctx)) {
-    *task = (stage_task){c, s, src, 0};
-    cph_worker_post(ctx->worker, stage_ahead, task);
-    ch->ahead = 1;
-    return CLPHMM_SUCCESS;
-  }
-  if (!rc)
-    rc = stage(c, &s->stage, &src, &ctx->bufs, ctx->pool);
-  cph_trace_host(&ctx->trace, "stage", slot, t0);
-  ctx->stats.prepare_seconds += cph_now() - t0;
-  return rc;
-}
-
-/* Wait for a chunk's staging on the worker. */
-static clphmm_status staged(call *c, chunk *ch, const stage_task *task) {
-  if (!ch->ahead)
-    return CLPHMM_SUCCESS;
-  cph_engine *ctx = c->ctx;
-  const double t0 = cph_now();
-  ch->ahead = 0;
-  const clphmm_status rc = cph_worker_wait(ctx->worker);
-  cph_trace_host(&ctx->trace, "staged", ch->slot, t0);
-  ctx->stats.prepare_seconds += task->seconds;
-  ctx->staged_ahead++;
-  return rc;
+  return next_chunk(c, cur, n);
 }
 
 /* The float or double pass over all batches (with one engine) or over the
- * chunks this engine takes (a shared call). Chunk k+1 is staged on the
- * worker while this thread schedules and submits chunk k, then waits for
- * chunk k-1 and finishes it (and rescues what has gathered): each in its
- * own main slot. On the H200's 16-core host the HaplotypeCaller-like mix
- * (6e10 cells, 17 chunks) staged in 10.2 ms and scheduled in 11.7 of a
- * 32.7 ms call on one thread, behind 24 ms of kernels. */
+ * chunks this engine takes (a shared call). */
 static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   cph_engine *ctx = c->ctx;
   const int dbl = ctx->precision == CLPHMM_PRECISION_DOUBLE;
@@ -800,22 +676,19 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
                 .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, pairs, parts, &cur);
   cph_slot *prev = NULL;
+  clphmm_status rc = CLPHMM_SUCCESS;
   int small = 0; /* a small float call (speculates) */
-  stage_task task;
-  chunk now, next;
-  clphmm_status rc = take_and_stage(c, &cur, set, 0, 0, &task, &now);
-  for (unsigned k = 0; !rc && now.n; k++) {
-    cph_slot *s = &ctx->slots[now.slot];
-    rc = staged(c, &now, &task);
-    next = (chunk){0};
-    if (!rc)
-      rc = take_and_stage(c, &cur, set, (now.slot + 1) % CPH_MAIN_SLOTS, 1,
-                          &task, &next);
-    if (!rc)
-      rc = submit_chunk(c, s);
-    if (rc && can_retry(ctx, rc, now.n, c->pieces[now.slot])) {
+  for (unsigned k = 0; !rc; k++) {
+    cph_slot *s = &ctx->slots[k % 2];
+    cursor at;
+    size_t n = 0;
+    rc = take_chunk(c, &cur, &at, &n);
+    if (rc || n == 0)
+      break;
+    rc = start_chunk(c, s, &ctx->d, set,
+                     &(chunk_src){c->pieces, n, NULL, 0, NULL});
+    if (rc && can_retry(ctx, rc, n, c->pieces)) {
       /* Finish what is in flight, then retry smaller. */
-      drain_worker(ctx);
       cph_slot_abandon(s);
       rc = prev ? end_chunk(c, prev, PASS_MAIN) : CLPHMM_SUCCESS;
       cph_slot *rs = &ctx->slots[CPH_RESCUE_SLOT];
@@ -825,24 +698,20 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
         break;
       prev = NULL;
       shrink(ctx);
-      cur = now.at;
+      cur = at;
       chunk_bounds(ctx, cells, pairs, parts, &cur);
-      rc = take_and_stage(c, &cur, set, now.slot, 0, &task, &now);
       continue;
     }
-    if (!rc && k == 0 && next.n == 0 && speculates(c, &cur, cells)) {
+    if (!rc && k == 0 && speculates(c, &cur, cells)) {
       small = 1;
-      speculate(c, c->pieces[now.slot], now.n, s);
+      speculate(c, n, s);
     }
     if (!rc && prev)
       rc = end_chunk(c, prev, PASS_MAIN);
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
       rc = rescue_some(c, &c->rescue, CPH_SET_DOUBLE, 0);
     prev = rc ? NULL : s;
-    now = next;
   }
-  if (rc)
-    drain_worker(ctx);
   if (!rc && prev)
     rc = end_chunk(c, prev, PASS_MAIN);
   if (!rc && small)
@@ -1086,8 +955,7 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   free(c.results);
   free(c.rescue.p);
   free(c.exact.p);
-  for (int i = 0; i < CPH_MAIN_SLOTS; i++)
-    free(c.pieces[i]);
+  free(c.pieces);
   return rc;
 }
 
@@ -1120,7 +988,6 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
     ctx->stats = before;
   free(c.rescue.p);
   free(c.exact.p);
-  for (int i = 0; i < CPH_MAIN_SLOTS; i++)
-    free(c.pieces[i]);
+  free(c.pieces);
   return rc;
 }

@@ -82,12 +82,11 @@ static void release_kernels(cph_engine *ctx) {
 }
 
 /* The engine's queues: main, side and copy (NULL until made). */
-#define ENGINE_QUEUES 4
+#define ENGINE_QUEUES 3
 static void engine_queues(cph_engine *ctx, cl_command_queue *q[ENGINE_QUEUES]) {
   q[0] = &ctx->d.queue;
   q[1] = &ctx->side.queue;
   q[2] = &ctx->copy_queue;
-  q[3] = &ctx->stage_queue;
 }
 
 static void release_cl(cph_engine *ctx) {
@@ -231,19 +230,6 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_COPY_QUEUE", copy, 0, 1, NULL, &copy);
   ctx->copy_uploads = (int)copy;
-  /* The worker that stages the next chunk: half the host threads by
-   * default (staging copies bytes: memory-bound), 0: none. */
-  const unsigned pool_threads = cph_pool_threads(ctx->pool);
-  uint64_t stage_threads = pool_threads > 1 ? pool_threads / 2 : 1;
-  if (!st)
-    st = env_number("CLPHMM_STAGE_THREADS", stage_threads, 0, CPH_POOL_MAX,
-                    "threads", &stage_threads);
-  if (!st && stage_threads) {
-    ctx->worker = cph_worker_create((unsigned)stage_threads);
-    if (!ctx->worker)
-      cph_diag_note(&ctx->diag, "no staging thread: chunks are staged on "
-                                "the calling thread");
-  }
   /* Float mode's early exit for launches of pairs this large. */
   uint64_t exit_cells = CPH_EXIT_CELLS;
   if (!st)
@@ -360,7 +346,6 @@ static void engine_destroy(cph_engine *ctx) {
     return;
   if (!ctx->broken)
     save_kernels(ctx); /* built but never launched */
-  cph_worker_destroy(ctx->worker);
   release_cl(ctx);
   cph_pool_destroy(ctx->pool);
   cph_trace_close(&ctx->trace);

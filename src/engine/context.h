@@ -16,7 +16,6 @@
 #include "engine/schedule.h"
 #include "engine/stage.h"
 #include "engine/trace.h"
-#include "engine/worker.h"
 #include "opencl/build.h"
 #include "tuning/plan.h"
 
@@ -49,12 +48,10 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 
-/* Three slots for the chunks of the float or double pass (one staged
- * while one is on the device and one is finished: compute.c main_pass),
- * one for the double rescue between them. */
-#define CPH_MAIN_SLOTS 3
-#define CPH_RESCUE_SLOT 3
-#define CPH_SLOTS 4
+/* Two slots for the chunks of the float or double pass, one for the
+ * double rescue between them. */
+#define CPH_SLOTS 3
+#define CPH_RESCUE_SLOT 2
 typedef struct cph_slot {
   cph_stage stage;
   cph_sched sched;
@@ -172,15 +169,6 @@ typedef struct cph_engine {
    * they overlap the kernels of the chunk before ($CLPHMM_COPY_QUEUE). */
   cl_command_queue copy_queue;
   int copy_uploads;
-  /* The next chunk of a pass is staged on this worker while the engine's
-   * thread schedules and submits one and finishes another
-   * ($CLPHMM_STAGE_THREADS, the worker's threads; 0 or NULL: on the
-   * engine's thread). Its pinned buffers are mapped on its own queue
-   * (made on first use), so that it never waits behind the chunks. */
-  cph_worker *worker;
-  cl_command_queue stage_queue;
-  cph_bufctx stage_bufs;
-  unsigned long staged_ahead;  /* chunks staged on the worker (tests) */
   unsigned long copied_chunks; /* (tests) */
   unsigned long side_chunks;   /* chunks on the side queue (tests) */
   cph_slot slots[CPH_SLOTS];
