@@ -25,8 +25,11 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
 
 /* ---- order ----------------------------------------------------------- */
 
-/* Sort key of a job: bin, tiles, haplotype length (clamped to their
- * fields), then the job's index. The direction of the tiles follows the
+/* Sort key of a job: bin, tiles, the haplotype's words of steps (`q`:
+ * cph_variant_steps / 4, which is all a work-group's pairs share; clamped
+ * to their fields), then the job's index. (By haplotype length, the
+ * HaplotypeCaller-like mix's 250-550 bases took two radix passes; its
+ * words take one.) The direction of the tiles follows the
  * way the device hands out work-groups:
  * - GPUs start work-groups in order as compute units free up: the pairs of
  *   most tiles go first (`most_first`), so that the longest pairs do not
@@ -38,16 +41,23 @@ void cph_sched_release(const cph_bufctx *c, cph_sched *s) {
  *   must come last, in the small runs, or the first threads get the
  *   longest runs of the costliest work (most tiles first on the 16-core
  *   Xeon: 10s.in 2.4x slower in float, 2.7x in double). */
-static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t H, size_t j,
+static uint64_t job_key(uint32_t bin, uint32_t tiles, uint32_t q, size_t j,
                         int most_first) {
   const uint64_t c = tiles < 0x3fff ? tiles : 0x3fff;
   const uint64_t t = most_first ? 0x3fff - c : c;
-  const uint64_t h = H < 0x3fff ? H : 0x3fff;
+  const uint64_t h = q < 0x3fff ? q : 0x3fff;
   return (uint64_t)bin << 60 | t << 46 | h << 32 | (uint64_t)j;
 }
 
-/* Jobs are ordered on the pool in ranges of this many. */
-#define ORDER_RANGE 16384
+/* A key's words of steps (job_key's q). */
+static uint32_t key_words(uint64_t key) {
+  return (uint32_t)(key >> 32 & 0x3fff);
+}
+
+/* Jobs are ordered on the pool in ranges of this many (by 16,384, a chunk
+ * of the mix's 120,000 pairs was 8 ranges, and its sort no faster on 16
+ * threads than on 4: 5.3 ms a call). */
+#define ORDER_RANGE 4096
 
 /* The pool's share of a stable radix sort of keys[0..n) by their upper 32
  * bits (the lower ones, job indices, are already in order), one byte per
@@ -138,8 +148,9 @@ typedef struct key_task {
   uint64_t fill;    /* jobs on it that fill the device (engine seq_fill) */
   int most_first;   /* job_key's order of tiles */
   uint32_t rows[CPH_MAX_VARIANTS];
-  uint64_t big_cells; /* (engine exit_cells) */
-  uint32_t *big;      /* per range: bit b = bin b holds a pair that large */
+  const cph_variant *v[CPH_MAX_VARIANTS]; /* the bins' kernels' variants */
+  uint64_t big_cells;                     /* (engine exit_cells) */
+  uint32_t *big; /* per range: bit b = bin b holds a pair that large */
 } key_task;
 
 static void bin_range(void *arg, size_t r) {
@@ -171,7 +182,8 @@ static void key_range(void *arg, size_t r) {
     const cph_job *jb = &t->jobs[i];
     const uint32_t rows = t->rows[jb->slot];
     t->keys[i] =
-        job_key(jb->slot, (jb->R + rows - 1) / rows, jb->H, i, t->most_first);
+        job_key(jb->slot, (jb->R + rows - 1) / rows,
+                cph_variant_steps(t->v[jb->slot], jb->H) / 4, i, t->most_first);
     if ((uint64_t)jb->R * jb->H >= t->big_cells)
       big |= 1u << jb->slot;
   }
@@ -226,6 +238,7 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
                 ctx->seq_fill,
                 ctx->dev.info.type != CLPHMM_DEVICE_CPU,
                 {0},
+                {0},
                 ctx->exit_cells,
                 NULL};
   const cph_variant_set *vs = &ctx->variants[set];
@@ -257,6 +270,7 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
     if (st)
       return st;
     t.rows[b] = cph_variant_rows(&kernels[b]->variant);
+    t.v[b] = &kernels[b]->variant;
   }
   t.big = calloc(ranges ? ranges : 1, sizeof *t.big);
   if (!t.big)
@@ -435,13 +449,15 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
     bound_cap = ctx->dev.max_alloc_bytes;
   const cph_job *first = &stage->jobs[key_job(keys[start])];
   const uint32_t tiles0 = tiles_of(first, v);
-  /* Single-tile pairs sorted by haplotype length: when the bin's longest
-   * pair times its count fits the cells per launch, they all go in one
-   * launch without a look at each (the common case). */
-  const uint32_t h_last = (uint32_t)(keys[n - 1] >> 32 & 0x3fff);
+  /* Single-tile pairs sorted by haplotype words: when the bin's last
+   * pair's words (4 bases each, at least its length) times their count
+   * fit the cells per launch, they all go in one launch without a look at
+   * each (the common case). */
+  const uint32_t q_last = key_words(keys[n - 1]);
   if (tiles0 == 1 && tiles_of(&stage->jobs[key_job(keys[n - 1])], v) == 1 &&
-      h_last < 0x3fff &&
-      (uint64_t)(n - start) * cph_variant_rows(v) * h_last <= ctx->max_cells)
+      q_last < 0x3fff &&
+      (uint64_t)(n - start) * cph_variant_rows(v) * 4 * q_last <=
+          ctx->max_cells)
     return n;
   uint64_t cells = 0;
   uint32_t max_h = 0, max_tiles = 1;
