@@ -398,6 +398,26 @@ static void test_base_codes(void) {
   cph_encode_bases(s, 10, codes);
   static const uint8_t want[10] = {0, 1, 2, 3, 4, 0, 1, 2, 3, 4};
   CHECK(memcmp(codes, want, 10) == 0, "cph_encode_bases(\"%s\") wrong", s);
+  /* Every byte, in runs long enough for the vectorized loop and with an
+   * odd tail: the codes of cph_base_code, and the OR of them. */
+  char all[3 * 256 + 7];
+  uint8_t got[sizeof all];
+  for (size_t i = 0; i < sizeof all; i++)
+    all[i] = (char)(unsigned char)(i * 7 % 256);
+  for (size_t len = 0; len <= sizeof all; len += len < 40 ? 1 : 61) {
+    const uint8_t any = cph_encode_bases(all, len, got);
+    uint8_t or_want = 0;
+    int wrong = 0;
+    for (size_t i = 0; i < len; i++) {
+      const uint8_t w = cph_base_code((unsigned char)all[i]);
+      or_want |= w;
+      wrong += got[i] != w;
+    }
+    CHECK(wrong == 0 && any == or_want,
+          "cph_encode_bases over %zu bytes: %d codes wrong, OR 0x%02x want "
+          "0x%02x",
+          len, wrong, any, or_want);
+  }
 }
 
 /* ---- log10 and rescue ---------------------------------------------------- */

@@ -204,8 +204,9 @@ static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
                               w[0] >= DBL_MIN && w[1] >= DBL_MIN);
 }
 
-/* Finishing runs on the pool in parts of this many jobs. */
-#define FINISH_PART 8192
+/* Finishing runs on the pool in parts of this many jobs (by 8,192, a
+ * chunk of the HaplotypeCaller-like mix was 15 parts for 16 threads). */
+#define FINISH_PART 2048
 /* A float pass's pair to rescue that goes straight to the exact pass
  * (see finish), marked in its job index. */
 #define TO_EXACT ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 1))

@@ -91,19 +91,18 @@ static void radix_scatter(void *arg, size_t r) {
     x->dst[at[(x->src[i] >> x->shift) & 0xff]++] = x->src[i];
 }
 
-int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
-  uint64_t all_and = ~(uint64_t)0, all_or = 0;
-  for (size_t i = 0; i < n; i++) {
-    all_and &= keys[i];
-    all_or |= keys[i];
-  }
+/* The sort of keys[0..n) whose bits `changed` differ between keys (the
+ * others are the same in all): the sorted keys are in `keys` or `tmp`,
+ * whichever is returned; NULL: no memory. */
+static uint64_t *sort_changed(cph_pool *pool, uint64_t *keys, uint64_t *tmp,
+                              size_t n, uint64_t changed) {
   radix x = {keys, tmp, n, ORDER_RANGE, (n + ORDER_RANGE - 1) / ORDER_RANGE,
              0,    NULL};
   x.count = malloc((x.ranges ? x.ranges : 1) * sizeof *x.count);
   if (!x.count)
-    return 0;
+    return NULL;
   for (x.shift = 32; x.shift < 64; x.shift += 8) {
-    if (!(((all_and ^ all_or) >> x.shift) & 0xff))
+    if (!((changed >> x.shift) & 0xff))
       continue;
     cph_pool_for(pool, x.ranges, radix_count, &x);
     size_t at = 0; /* digit by digit, range by range */
@@ -118,10 +117,20 @@ int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
     x.src = x.dst;
     x.dst = t;
   }
-  if (x.src != keys)
-    memcpy(keys, x.src, n * sizeof *keys);
   free(x.count);
-  return 1;
+  return x.src;
+}
+
+int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
+  uint64_t all_and = ~(uint64_t)0, all_or = 0;
+  for (size_t i = 0; i < n; i++) {
+    all_and &= keys[i];
+    all_or |= keys[i];
+  }
+  const uint64_t *sorted = sort_changed(pool, keys, tmp, n, all_and ^ all_or);
+  if (sorted && sorted != keys)
+    memcpy(keys, sorted, n * sizeof *keys);
+  return sorted != NULL;
 }
 
 static size_t key_job(uint64_t key) {
@@ -150,7 +159,8 @@ typedef struct key_task {
   uint32_t rows[CPH_MAX_VARIANTS];
   const cph_variant *v[CPH_MAX_VARIANTS]; /* the bins' kernels' variants */
   uint64_t big_cells;                     /* (engine exit_cells) */
-  uint32_t *big; /* per range: bit b = bin b holds a pair that large */
+  uint32_t *big;    /* per range: bit b = bin b holds a pair that large */
+  uint64_t *and_or; /* per range: the AND and the OR of its keys */
 } key_task;
 
 static void bin_range(void *arg, size_t r) {
@@ -178,16 +188,22 @@ static void key_range(void *arg, size_t r) {
   const size_t lo = r * ORDER_RANGE,
                hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
   uint32_t big = 0;
+  uint64_t all_and = ~(uint64_t)0, all_or = 0;
   for (size_t i = lo; i < hi; i++) {
     const cph_job *jb = &t->jobs[i];
     const uint32_t rows = t->rows[jb->slot];
-    t->keys[i] =
+    const uint64_t key =
         job_key(jb->slot, (jb->R + rows - 1) / rows,
                 cph_variant_steps(t->v[jb->slot], jb->H) / 4, i, t->most_first);
+    t->keys[i] = key;
+    all_and &= key;
+    all_or |= key;
     if ((uint64_t)jb->R * jb->H >= t->big_cells)
       big |= 1u << jb->slot;
   }
   t->big[r] = big;
+  t->and_or[2 * r] = all_and;
+  t->and_or[2 * r + 1] = all_or;
 }
 
 /* The small-call variant's index when the chunk runs on it, else -1. */
@@ -240,6 +256,7 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
                 {0},
                 {0},
                 ctx->exit_cells,
+                NULL,
                 NULL};
   const cph_variant_set *vs = &ctx->variants[set];
   if (vs->n && vs->v[vs->n - 1].seq)
@@ -273,20 +290,35 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
     t.v[b] = &kernels[b]->variant;
   }
   t.big = calloc(ranges ? ranges : 1, sizeof *t.big);
-  if (!t.big)
+  t.and_or = malloc((ranges ? ranges : 1) * 2 * sizeof *t.and_or);
+  if (!t.big || !t.and_or) {
+    free(t.big);
+    free(t.and_or);
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
+  }
   cph_pool_for(ctx->pool, ranges, key_range, &t);
   s->exit_bins = 0;
-  for (size_t r = 0; r < ranges; r++)
+  uint64_t all_and = ~(uint64_t)0, all_or = 0;
+  for (size_t r = 0; r < ranges; r++) {
     s->exit_bins |= t.big[r];
+    all_and &= t.and_or[2 * r];
+    all_or |= t.and_or[2 * r + 1];
+  }
   free(t.big);
+  free(t.and_or);
   const double t0 = cph_now();
-  const int sorted = cph_sort_keys(ctx->pool, s->keys, s->tmp, n);
+  /* (The sorted keys stay where the last pass put them.) */
+  uint64_t *sorted =
+      sort_changed(ctx->pool, s->keys, s->tmp, n, all_and ^ all_or);
   cph_trace_host(&ctx->trace, "sort", -1, t0);
   if (!sorted)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
+  if (sorted != s->keys) {
+    s->tmp = s->keys;
+    s->keys = sorted;
+  }
   return CLPHMM_SUCCESS;
 }
 
