@@ -696,6 +696,46 @@ static void test_derived_double(void) {
   unlink(path);
 }
 
+/* A variant refused by the planner is named with the list it came from:
+ * CLPHMM_VARIANTS' float list, CLPHMM_DOUBLE_VARIANTS' double list, or
+ * the table's entry (before, the last variable applied was named for
+ * both). */
+static void test_list_origin(void) {
+  clear_env();
+  cph_device d;
+  memset(&d, 0, sizeof d);
+  snprintf(d.info.name, sizeof d.info.name, "some gpu");
+  d.info.type = CLPHMM_DEVICE_GPU;
+  d.info.local_mem_bytes = 64 * 1024;
+  d.info.has_fp64 = 1;
+  d.max_work_group_size = 1024;
+  cph_variant_set set;
+  /* Float rows per lane come in fours: 32x2 is refused in float. */
+  setenv("CLPHMM_VARIANTS", "32x2/64", 1);
+  setenv("CLPHMM_DOUBLE_VARIANTS", "32x8/64", 1);
+  CHECK(cph_plan_variants(&d, 0, 1, &set) == CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "(env, CLPHMM_VARIANTS)"),
+        "a bad float list names CLPHMM_VARIANTS: %s", cph_error_message());
+  CHECK(cph_plan_variants(&d, 1, 1, &set) == CLPHMM_SUCCESS,
+        "the double list stands: %s", cph_error_message());
+  /* Double rows per lane come in twos. */
+  setenv("CLPHMM_VARIANTS", "32x8/64", 1);
+  setenv("CLPHMM_DOUBLE_VARIANTS", "32x3/64", 1);
+  CHECK(cph_plan_variants(&d, 1, 1, &set) == CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "(env, CLPHMM_DOUBLE_VARIANTS)"),
+        "a bad double list names CLPHMM_DOUBLE_VARIANTS: %s",
+        cph_error_message());
+  /* Without its own double list the double set is the float list's. */
+  unsetenv("CLPHMM_DOUBLE_VARIANTS");
+  setenv("CLPHMM_VARIANTS", "32x6/64", 1);
+  CHECK(cph_plan_variants(&d, 1, 1, &set) == CLPHMM_SUCCESS,
+        "a derived double list: %s", cph_error_message());
+  CHECK(cph_plan_variants(&d, 0, 1, &set) == CLPHMM_ERROR_INVALID_ARGUMENT &&
+            strstr(cph_error_message(), "(env, CLPHMM_VARIANTS)"),
+        "a bad float list names CLPHMM_VARIANTS: %s", cph_error_message());
+  clear_env();
+}
+
 /* Float programs flush denormals on CPUs only (GKL's float pass runs with
  * FTZ; CPUs pay for denormals, GPUs do not): the variants say so and
  * their build options carry -cl-denorms-are-zero; double programs never
@@ -745,6 +785,7 @@ int main(void) {
   test_device_plan();
   test_flush_denormals();
   test_derived_double();
+  test_list_origin();
   test_path();
   char cmd[400];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

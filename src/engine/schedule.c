@@ -635,6 +635,22 @@ static cph_launch *add_launch(cph_sched *s) {
   return L;
 }
 
+/* The end of bin `bin`'s keys from keys[start] on (keys are sorted by
+ * bin: a binary search, where a scan of the mix's million keys took
+ * about 0.9 ms a call on one thread). */
+static size_t bin_upper(const uint64_t *keys, size_t start, size_t n,
+                        uint32_t bin) {
+  size_t lo = start, hi = n; /* keys[lo - 1] is in the bin, keys[hi] not */
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (key_bin(keys[mid]) <= bin)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* Cut the sorted jobs into launches (sizes only). */
 static clphmm_status cut_launches(cph_engine *ctx, int set,
                                   const cph_stage *stage, cph_sched *s,
@@ -646,9 +662,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
                                                         : CPH_SET_FLOAT);
   for (size_t start = 0; start < n;) {
     const uint32_t bin = key_bin(s->keys[start]);
-    size_t bin_end = start;
-    while (bin_end < n && key_bin(s->keys[bin_end]) == bin)
-      bin_end++;
+    const size_t bin_end = bin_upper(s->keys, start, n, bin);
     const cph_kernel *k = kernels[bin];
     const unsigned coop =
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);

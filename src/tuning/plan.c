@@ -67,12 +67,14 @@ static clphmm_status variants_of(const cph_device *dev,
                                  const cph_tuning_choice *c, int dbl,
                                  int scaled, cph_variant_set *set) {
   char why[160];
-  const char *list = dbl && c->entry.variants_double[0]
-                         ? c->entry.variants_double
-                         : c->entry.variants;
+  const int own = dbl && c->entry.variants_double[0]; /* a double list */
+  const char *list = own ? c->entry.variants_double : c->entry.variants;
+  /* (Errors name where the list came from.) */
+  const char *source = own ? c->source_double : c->source,
+             *key = own ? c->key_double : c->key;
   if (!cph_variants_parse(list, set, why, sizeof why))
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "variants '%s' (%s): %s",
-                     list, c->key, why);
+                     list, key, why);
   if (dbl && !c->entry.variants_double[0])
     drop_long(set);
   set_small_apart(set);
@@ -80,12 +82,12 @@ static clphmm_status variants_of(const cph_device *dev,
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "variants '%s' (%s): a :small variant needs bins beside "
                      "it",
-                     list, c->key);
+                     list, key);
   if (set->n == 1 && set->v[0].seq)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "variants '%s' (%s): a :long variant needs another "
                      "variant for the reads that fit one tile",
-                     list, c->key);
+                     list, key);
   const unsigned vw = dbl ? 2 : 4;
   for (size_t i = 0; i < cph_plan_count(set); i++) {
     /* Derived double lists: vector variants keep the vector size in
@@ -100,7 +102,7 @@ static clphmm_status variants_of(const cph_device *dev,
                        "variant %ux%u (%s, %s): rows per lane must be a "
                        "multiple of %u for %s kernels (priors are read %u at "
                        "a time)",
-                       set->v[i].g, set->v[i].c, c->source, c->key, vw,
+                       set->v[i].g, set->v[i].c, source, key, vw,
                        dbl ? "double" : "float", vw);
     /* The vector kernel exchanges nothing between work-items. */
     set->v[i].shuffle =
@@ -123,8 +125,8 @@ static clphmm_status variants_of(const cph_device *dev,
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                        "variant %ux%u (%s, %s) needs work-groups of %u but "
                        "%s allows %zu",
-                       set->v[i].g, set->v[i].c, c->source, c->key,
-                       set->v[i].wg, dev->info.name, dev->max_work_group_size);
+                       set->v[i].g, set->v[i].c, source, key, set->v[i].wg,
+                       dev->info.name, dev->max_work_group_size);
   }
   qsort(set->v, set->n, sizeof set->v[0], by_rows);
   return CLPHMM_SUCCESS;

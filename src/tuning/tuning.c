@@ -571,7 +571,8 @@ static int default_shuffle(const cph_tuning_device *d) {
 /* A variant list from environment variable `name` into `dst` (the
  * entry's variants or variants_double); errors name the variable. */
 static clphmm_status env_variants(cph_tuning_choice *c, const char *name,
-                                  char dst[CPH_VARIANT_TEXT]) {
+                                  int dbl) {
+  char *dst = dbl ? c->entry.variants_double : c->entry.variants;
   const char *v = getenv(name);
   if (!v || !*v)
     return CLPHMM_SUCCESS;
@@ -582,8 +583,13 @@ static clphmm_status env_variants(cph_tuning_choice *c, const char *name,
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "%s='%s': %s", name, v,
                      too_long ? "too long" : why);
   snprintf(dst, CPH_VARIANT_TEXT, "%s", v);
-  c->source = "env";
-  snprintf(c->key, sizeof c->key, "%s", name);
+  if (dbl) {
+    c->source_double = "env";
+    snprintf(c->key_double, sizeof c->key_double, "%s", name);
+  } else {
+    c->source = "env";
+    snprintf(c->key, sizeof c->key, "%s", name);
+  }
   return CLPHMM_SUCCESS;
 }
 
@@ -601,9 +607,9 @@ static clphmm_status apply_env(cph_tuning_choice *c) {
   const char *fma = getenv("CLPHMM_FMA");
   if (fma && *fma)
     c->entry.fma = strcmp(fma, "0") != 0;
-  clphmm_status st = env_variants(c, "CLPHMM_VARIANTS", c->entry.variants);
+  clphmm_status st = env_variants(c, "CLPHMM_VARIANTS", 0);
   if (!st)
-    st = env_variants(c, "CLPHMM_DOUBLE_VARIANTS", c->entry.variants_double);
+    st = env_variants(c, "CLPHMM_DOUBLE_VARIANTS", 1);
   return st;
 }
 
@@ -623,6 +629,8 @@ clphmm_status cph_tuning_choose(const cph_tuning_device *d,
     snprintf(c->key, sizeof c->key, "%s (line %u)", key, e->line);
   else
     snprintf(c->key, sizeof c->key, "%s", key);
+  c->source_double = c->source;
+  snprintf(c->key_double, sizeof c->key_double, "%s", c->key);
   /* Defaults for what the entry leaves open. */
   if (c->entry.shuffle == DEF)
     c->entry.shuffle = default_shuffle(d);

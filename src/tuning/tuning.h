@@ -60,7 +60,11 @@ typedef struct cph_tuning_choice {
   cph_tuning_entry entry; /* shuffle and fma resolved (never DEFAULT) */
   const char *source;     /* "builtin", "file" or "env" */
   char key[384];          /* the matching entry's key, e.g. name "H200" */
-  char file[1024];        /* the override file consulted, "" if none */
+  /* Where the double list came from (source and key unless
+   * CLPHMM_DOUBLE_VARIANTS set it): errors name the list's own origin. */
+  const char *source_double;
+  char key_double[384];
+  char file[1024]; /* the override file consulted, "" if none */
 } cph_tuning_choice;
 
 /* Parse a variant list "GxC[/WG][:long][:rN],..." into `set` (unsorted):
