@@ -733,47 +733,6 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_context_destroy(ctx);
 }
 
-/* A call of many chunks starts with smaller ones (the chunk ramp): more
- * chunks than without it, the same results bit for bit. */
-static void test_chunk_ramp(clphmm_precision p) {
-  test_rng own, *rng = &own; /* (its own numbers) */
-  test_rng_init(rng, 20261128);
-  clphmm_context *ctx = NULL;
-  if (open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &ctx) <= 0) {
-    clphmm_context_destroy(ctx);
-    return;
-  }
-  cph_engine *e = ctx->eng[0];
-  gen g = {0};
-  for (int b = 0; b < 16; b++) {
-    size_t lens[5];
-    for (size_t r = 0; r < 5; r++)
-      lens[r] = test_rng_range(rng, 10, 120);
-    add_batch(&g, rng, lens, 5, 3, 20, 160, b % 2, 0);
-  }
-  size_t n;
-  clphmm_count_pairs(g.batches, g.n, &n);
-  e->chunk_cells = 200000; /* several chunks of several reads */
-  double *got[2];
-  unsigned long long chunks[2];
-  for (int on = 0; on < 2; on++) {
-    e->chunk_ramp = on ? CPH_CHUNK_RAMP : 0;
-    got[on] = run_device(ctx, &g, n);
-    clphmm_stats st;
-    clphmm_context_stats(ctx, &st);
-    chunks[on] = st.chunks;
-  }
-  CHECK(chunks[1] > chunks[0] && chunks[0] >= 4,
-        "chunk ramp: %llu chunks with it, %llu without", chunks[1], chunks[0]);
-  CHECK(got[0] && got[1] && memcmp(got[0], got[1], n * sizeof **got) == 0,
-        "chunk ramp: results differ from those without it");
-  compare(ctx, &g, "chunks ramped up");
-  free(got[0]);
-  free(got[1]);
-  gen_free(&g);
-  clphmm_context_destroy(ctx);
-}
-
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -1624,7 +1583,6 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_copy_queue(modes[m]);
-    test_chunk_ramp(modes[m]);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
     test_profile(modes[m]);

@@ -29,8 +29,6 @@
  * eighth of the peak workload, were one partly filled wave of the
  * long-read variant: 2.0 TCUPS against 3.0 in one launch). */
 #define CHUNK_MIN_PAIRS ((uint64_t)1 << 16)
-/* Calls of at least this many chunks' cells ramp up (chunk_bounds). */
-#define CHUNK_RAMP_MIN 4
 
 /* Where the next chunk starts, where the range it is cut from ends
  * (batch, read: exclusive), and how large chunks may be. */
@@ -38,7 +36,6 @@ typedef struct cursor {
   const clphmm_batch *batches;
   size_t n_batches, batch, read, out;
   uint64_t max_cells, max_pairs, max_bytes, min_pairs;
-  unsigned ramp; /* the next chunk's cells and pairs are 2^-ramp of those */
   size_t real_size;
   size_t end_batch, end_read;
 } cursor;
@@ -101,10 +98,6 @@ static int add_piece(call *c, size_t *n, cph_piece p) {
 static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
   uint64_t cells = 0, pairs = 0, bytes = 0;
   size_t n = 0;
-  const uint64_t max_cells = cur->max_cells >> cur->ramp,
-                 min_pairs = cur->min_pairs >> cur->ramp;
-  if (cur->ramp)
-    cur->ramp--;
   while (cur->batch < cur->end_batch ||
          (cur->batch == cur->end_batch && cur->read < cur->end_read)) {
     const clphmm_batch *bt = &cur->batches[cur->batch];
@@ -118,10 +111,10 @@ static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
       const uint64_t rb =
           cph_stage_device_bytes(len, 0, 1, bt->n_haplotypes, cur->real_size);
       const int empty = n == 0 && r == cur->read;
-      if (!empty &&
-          ((cells + len * hap_len > max_cells && pairs >= min_pairs) ||
-           pairs + bt->n_haplotypes > cur->max_pairs ||
-           bytes + pbytes + rb > cur->max_bytes))
+      if (!empty && ((cells + len * hap_len > cur->max_cells &&
+                      pairs >= cur->min_pairs) ||
+                     pairs + bt->n_haplotypes > cur->max_pairs ||
+                     bytes + pbytes + rb > cur->max_bytes))
         break;
       cells += len * hap_len;
       pairs += bt->n_haplotypes;
@@ -499,12 +492,6 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
   cur->max_pairs = CHUNK_MAX_PAIRS / div ? CHUNK_MAX_PAIRS / div : 1;
   cur->min_pairs = min_pairs / div;
   cur->max_bytes = ctx->max_device_bytes / 2 / div;
-  /* A call of many chunks starts with smaller ones (an eighth, a quarter,
-   * a half), so that the device starts sooner: the host stages and
-   * schedules a chunk in about the time the device computes it, and the
-   * first chunk's (2.4 ms of the mix's 6e10 cells) had nothing to hide
-   * behind. One engine only (a shared call's chunks balance engines). */
-  cur->ramp = parts == 1 && cells / CHUNK_RAMP_MIN >= per ? ctx->chunk_ramp : 0;
 }
 
 /* Collect the chunk in the other slot after a failure, so that nothing is

@@ -47,7 +47,6 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
-#define CPH_CHUNK_RAMP 3 /* cph_engine.chunk_ramp's default */
 
 /* Two slots for the chunks of the float or double pass, one for the
  * double rescue between them. */
@@ -157,9 +156,6 @@ typedef struct cph_engine {
    * enough pairs to fill the device ($CLPHMM_CHUNK_CELLS, for tests and
    * tuning; 0: the default bounds of compute.c). */
   uint64_t chunk_cells;
-  /* The first chunks of a call of many are 2^-chunk_ramp, then twice as
-   * many cells each (compute.c chunk_bounds; CPH_CHUNK_RAMP; tests set 0). */
-  unsigned chunk_ramp;
   /* Serialises kernel builds between the engines of one context, so that
    * engines of the same kind of device load what the first one built
    * from the kernel cache (NULL: one engine). */
