@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak suite as one table against the fast-kernels issue's anchors: builds
-# clphmm, then for each L in 64..2048 (read length = haplotype length = L)
+# clphmm, then for each L in 64..8192 (read length = haplotype length = L)
 # times the kernel on DEVICE (median of 5 runs after a warm-up, at least
 # CELLS cells, OpenCL profiling events) with clphmm-bench, which checks a
 # sample of pairs against the CPU reference in the same run, and prints the
@@ -30,7 +30,7 @@ field() { json_field "$TMP/run.json" "$1"; } # NAME: a scalar of the run
 echo "# clphmm peak suite: device=$DEV cells>=$CELLS commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} date=$(date -u +%Y-%m-%dT%H:%MZ)"
 echo "# env: CLPHMM_SHUFFLE=${CLPHMM_SHUFFLE:-} CLPHMM_VARIANTS=${CLPHMM_VARIANTS:-}"
 printf "%-6s %-10s %-10s %-10s %-8s %s\n" L TCUPS gpuPairHMM target ratio detail
-for L in ${LENGTHS:-64 128 256 512 1024 2048}; do
+for L in ${LENGTHS:-64 128 256 512 1024 2048 4096 8192}; do
   for prec in ${PRECISIONS:-float}; do
     if ! out=$("$BUILD/tools/clphmm-bench" --device "$DEV" --precision "$prec" \
           --synthetic "read=$L,hap=$L,cells=$CELLS" -n 5 --no-startup \
