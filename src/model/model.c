@@ -210,8 +210,8 @@ void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
 
 /* Codes by comparisons rather than a table: the loop then vectorizes
  * (a byte's lower case equals one of acgtn only for that letter in either
- * case). 0.11 ns a base against 0.45 with a table lookup per byte on a
- * Xeon (gcc -O3); staging the HaplotypeCaller-like mix encodes 38 million
+ * case). 0.11 ns a base against 0.45 with a table lookup per byte on an
+ * AMD EPYC (gcc -O3); staging the HaplotypeCaller-like mix encodes 38 million
  * read bases a call. */
 _Static_assert(CPH_BASE_A == 0, "cph_encode_bases: A's mask adds nothing");
 
