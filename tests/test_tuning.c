@@ -659,6 +659,18 @@ static void test_coop(void) {
   }
 }
 
+/* A device of `type` named `name` with double precision, 64 KiB of local
+ * memory and work-groups of up to 1024 (the planner's inputs). */
+static void plain_device(cph_device *d, const char *name,
+                         clphmm_device_type type) {
+  memset(d, 0, sizeof *d);
+  snprintf(d->info.name, sizeof d->info.name, "%s", name);
+  d->info.type = type;
+  d->info.local_mem_bytes = 64 * 1024;
+  d->info.has_fp64 = 1;
+  d->max_work_group_size = 1024;
+}
+
 /* Double lists derived from a float list (no double_variants): vector
  * variants halve their pairs per work-item (the same vector bytes), lane
  * groups keep at most 8 rows per lane; vector variants always take the
@@ -670,12 +682,7 @@ static void test_derived_double(void) {
   write_file(path, "type=cpu variants=v16x16/2,4x16/64,v1x8/4 shuffle=intel\n");
   setenv("CLPHMM_TUNING_FILE", path, 1);
   cph_device d;
-  memset(&d, 0, sizeof d);
-  snprintf(d.info.name, sizeof d.info.name, "some cpu");
-  d.info.type = CLPHMM_DEVICE_CPU;
-  d.info.local_mem_bytes = 64 * 1024;
-  d.info.has_fp64 = 1;
-  d.max_work_group_size = 1024;
+  plain_device(&d, "some cpu", CLPHMM_DEVICE_CPU);
   cph_variant_set f, db;
   const int ok = cph_plan_variants(&d, 0, 1, &f) == CLPHMM_SUCCESS &&
                  cph_plan_variants(&d, 1, 1, &db) == CLPHMM_SUCCESS;
@@ -703,12 +710,7 @@ static void test_derived_double(void) {
 static void test_list_origin(void) {
   clear_env();
   cph_device d;
-  memset(&d, 0, sizeof d);
-  snprintf(d.info.name, sizeof d.info.name, "some gpu");
-  d.info.type = CLPHMM_DEVICE_GPU;
-  d.info.local_mem_bytes = 64 * 1024;
-  d.info.has_fp64 = 1;
-  d.max_work_group_size = 1024;
+  plain_device(&d, "some gpu", CLPHMM_DEVICE_GPU);
   cph_variant_set set;
   /* Float rows per lane come in fours: 32x2 is refused in float. */
   setenv("CLPHMM_VARIANTS", "32x2/64", 1);
