@@ -592,8 +592,11 @@ static void test_mid_run(void) {
 }
 
 /* Float mode's speculative double pass (compute.c speculate()) whose
- * submission fails (its copy in): the call still succeeds, the rescue
- * runs as without it, bit for bit, and the speculation is not counted.
+ * submission fails (its copy in, the first of the call: submit_both
+ * enqueues it ahead of the float chunk's), or whose float chunk's copy in
+ * fails while the two take turns (the float chunk is then submitted
+ * alone): the call still succeeds, the rescue runs as without it, bit for
+ * bit, and the speculation is not counted.
  * On lane-group variants with a small-call variant (the CPU table has
  * none), on the workload's rescue batch (4 pairs, all rescued). */
 static void test_speculation_fault(void) {
@@ -624,22 +627,28 @@ static void test_speculation_fault(void) {
   const unsigned long spec0 = e->spec_calls;
   CHECK_STATUS(clphmm_compute(ctx, rb, 1, clean), CLPHMM_SUCCESS, ctx);
   CHECK(e->spec_calls == spec0 + 1, "the small call did not speculate");
-  /* The call's second copy in is the speculative chunk's (packed). */
-  shim("clEnqueueWriteBuffer@2");
-  CHECK_STATUS(clphmm_compute(ctx, rb, 1, got), CLPHMM_SUCCESS, ctx);
-  shim("");
-  clphmm_stats st;
-  clphmm_context_stats(ctx, &st);
-  CHECK(e->spec_calls == spec0 + 1, "a failed speculation was counted");
-  CHECK(st.rescued_pairs == n, "%llu of %zu pairs rescued",
-        (unsigned long long)st.rescued_pairs, n);
-  CHECK(memcmp(got, clean, n * sizeof *got) == 0,
-        "results after a failed speculation differ");
-  double d = 0;
-  for (size_t i = 0; i < n; i++)
-    d = fmax(d, fabs(got[i] - ref[i]));
-  CHECK(d <= 1e-5, "speculation fault: %g from the reference", d);
-  compute_check(ctx, "after a failed speculation");
+  /* The call's first copy in is the speculative chunk's, the second the
+   * float chunk's (both packed). */
+  for (int nth = 1; nth <= 2; nth++) {
+    char rule[64];
+    snprintf(rule, sizeof rule, "clEnqueueWriteBuffer@%d", nth);
+    shim(rule);
+    CHECK_STATUS(clphmm_compute(ctx, rb, 1, got), CLPHMM_SUCCESS, ctx);
+    shim("");
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    CHECK(e->spec_calls == spec0 + 1, "%s: a failed speculation was counted",
+          rule);
+    CHECK(st.rescued_pairs == n, "%s: %llu of %zu pairs rescued", rule,
+          (unsigned long long)st.rescued_pairs, n);
+    CHECK(memcmp(got, clean, n * sizeof *got) == 0,
+          "%s: results after a failed speculation differ", rule);
+    double d = 0;
+    for (size_t i = 0; i < n; i++)
+      d = fmax(d, fabs(got[i] - ref[i]));
+    CHECK(d <= 1e-5, "speculation fault (%s): %g from the reference", rule, d);
+    compute_check(ctx, "after a failed speculation");
+  }
   clphmm_context_destroy(ctx);
 }
 

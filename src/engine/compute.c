@@ -405,10 +405,21 @@ static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
   return cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
 }
 
-/* Stage, schedule and submit the chunk of `src` into slot s, on the
- * kernels of `set` (CPH_SET_*) and the queue and buffers of `d`. */
+/* Submit the staged and scheduled chunk in slot s. */
+static clphmm_status submit_chunk(cph_engine *ctx, cph_slot *s) {
+  const double t2 = cph_now();
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (s->stage.n_jobs)
+    rc = cph_submit(ctx, s);
+  cph_trace_host(&ctx->trace, "submit", (int)(s - ctx->slots), t2);
+  return rc;
+}
+
+/* Stage, schedule and (unless `defer`: the caller submits) submit the
+ * chunk of `src` into slot s, on the kernels of `set` (CPH_SET_*) and the
+ * queue and buffers of `d`. */
 static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
-                                 const chunk_src *src) {
+                                 const chunk_src *src, int defer) {
   cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
   s->d = d;
@@ -438,10 +449,8 @@ static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
     rc = cph_schedule(ctx, set, st, &s->sched);
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
   ctx->stats.prepare_seconds += cph_now() - t0;
-  const double t2 = cph_now();
-  if (!rc && st->n_jobs)
-    rc = cph_submit(ctx, s);
-  cph_trace_host(&ctx->trace, "submit", (int)(s - ctx->slots), t2);
+  if (!rc && !defer)
+    rc = submit_chunk(ctx, s);
   ctx->stats.chunks++;
   return rc;
 }
@@ -551,6 +560,12 @@ static int slot_pass(const cph_slot *s);
  * took 128 us on the H200 (medians of 7 rounds of 1000 calls) against 154
  * on the main queue and 172 without speculating. (Submitted first, ahead
  * of the float pass, it gained nothing: 158 against 144 us.) */
+/* Whether the engine speculates now (CLPHMM_SPECULATE, spec_left). */
+static int spec_wanted(const cph_engine *ctx) {
+  return ctx->speculate == CPH_SPECULATE_ALWAYS ||
+         (ctx->speculate == CPH_SPECULATE_AUTO && ctx->spec_left);
+}
+
 static int speculates(const call *c, const cursor *cur, uint64_t cells) {
   const cph_engine *ctx = c->ctx;
   const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
@@ -560,11 +575,12 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
                         ctx->dev.info.compute_units);
 }
 
-/* (The float chunk of the same pieces is staged in slot `float_slot`.) */
+/* Stage and schedule the speculative pass in the rescue slot (the float
+ * chunk of the same pieces is staged and scheduled in `float_slot`, not
+ * submitted yet); submit_both then enqueues both. */
 static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   cph_engine *ctx = c->ctx;
-  if (ctx->speculate == CPH_SPECULATE_NEVER ||
-      (ctx->speculate == CPH_SPECULATE_AUTO && !ctx->spec_left))
+  if (!spec_wanted(ctx))
     return;
   const double t0 = cph_now();
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
@@ -575,16 +591,65 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
   }
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
   const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
-  if (start_chunk(c, s, d, CPH_SET_DOUBLE, &src)) {
-    /* (Its queued commands may still read the slot's host buffers; the
-     * rescue pass runs as without it.) */
-    cph_engine_finish(ctx);
-    cph_slot_abandon(s);
-  } else {
-    c->speculated = 1;
-    ctx->spec_calls++;
-  }
+  if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1))
+    c->speculated = 1; /* (counted in spec_calls once submitted) */
   ctx->stats.rescue_seconds += cph_now() - t0;
+}
+
+/* Submit the float chunk in slot f and, if one is staged, the speculative
+ * pass, their commands taking turns on their two queues: both copies in
+ * and row preparations, then both launches, then both copies out, the
+ * speculative pass's first (its double kernel is the longer: on the H200
+ * a 300-pair region's ran 48 us, the float one 30, each behind a 10 us
+ * row preparation and about 30 us of the host's enqueueing; one pass
+ * after the other, the second's kernel started about 65 us into the
+ * call). They take turns only on two queues with their own device
+ * buffers. If the speculative pass fails, the float chunk is submitted
+ * alone and the rescue pass runs as without it. */
+static clphmm_status submit_both(call *c, cph_slot *f) {
+  cph_engine *ctx = c->ctx;
+  cph_slot *d = &ctx->slots[CPH_RESCUE_SLOT];
+  if (!c->speculated)
+    return submit_chunk(ctx, f);
+  if (d->d == f->d) {
+    /* One queue and one set of device buffers (no side queue): one pass
+     * after the other. */
+    clphmm_status rc = submit_chunk(ctx, f);
+    if (!rc && submit_chunk(ctx, d)) {
+      cph_engine_finish(ctx); /* (the rescue pass runs as without it) */
+      cph_slot_abandon(d);
+      c->speculated = 0;
+    }
+    ctx->spec_calls += c->speculated;
+    return rc;
+  }
+  const double t0 = cph_now();
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (!f->stage.n_jobs || !d->stage.n_jobs)
+    rc = CLPHMM_ERROR_INVALID_ARGUMENT; /* (nothing to take turns with) */
+  if (!rc)
+    rc = cph_submit_inputs(ctx, d);
+  if (!rc)
+    rc = cph_submit_inputs(ctx, f);
+  if (!rc)
+    rc = cph_submit_launches(ctx, d);
+  if (!rc)
+    rc = cph_submit_launches(ctx, f);
+  if (!rc)
+    rc = cph_submit_outputs(ctx, d);
+  if (!rc)
+    rc = cph_submit_outputs(ctx, f);
+  cph_trace_host(&ctx->trace, "submit", (int)(f - ctx->slots), t0);
+  if (!rc) {
+    ctx->spec_calls++;
+    return CLPHMM_SUCCESS;
+  }
+  /* (Queued commands may still read the slots' host buffers.) */
+  cph_engine_finish(ctx);
+  cph_slot_abandon(d);
+  cph_slot_abandon(f);
+  c->speculated = 0;
+  return submit_chunk(ctx, f);
 }
 
 /* After the float chunk's finish: the speculative pass's results for the
@@ -686,8 +751,16 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;
+    /* A small float call's speculative pass is staged and scheduled
+     * before either pass is submitted (submit_both). */
+    const int small_call = k == 0 && speculates(c, &cur, cells);
     rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){c->pieces, n, NULL, 0, NULL});
+                     &(chunk_src){c->pieces, n, NULL, 0, NULL}, small_call);
+    if (!rc && small_call) {
+      small = 1;
+      speculate(c, n, s);
+      rc = submit_both(c, s);
+    }
     if (rc && can_retry(ctx, rc, n, c->pieces)) {
       /* Finish what is in flight, then retry smaller. */
       cph_slot_abandon(s);
@@ -702,10 +775,6 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       cur = at;
       chunk_bounds(ctx, cells, pairs, parts, &cur);
       continue;
-    }
-    if (!rc && k == 0 && speculates(c, &cur, cells)) {
-      small = 1;
-      speculate(c, n, s);
     }
     if (!rc && prev)
       rc = end_chunk(c, prev, PASS_MAIN);
@@ -761,7 +830,7 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
     size_t n = l->n - l->done;
     n = n < most ? n : most;
     rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL});
+                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL}, 0);
     if (!rc && final)
       rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;

@@ -523,8 +523,7 @@ static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
   *t = cph_now();
 }
 
-clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
-  const cph_sched *sc = &s->sched;
+clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
   s->active = 1;
@@ -541,7 +540,6 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   if (!rc)
     rc = ensure_device(ctx, s);
   const chunk_mems m = mems_of(s);
-  const int early = ctx->early_flush;
   trace_part(ctx, s, "sub-buffers", &t);
   if (!rc)
     rc = upload(ctx, s, &m);
@@ -551,12 +549,21 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   cl_int err = CL_SUCCESS;
   if (!rc && s->copied && (err = cph_cl.Flush(ctx->copy_queue)) != CL_SUCCESS)
     rc = cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the copies");
-  if (!rc && early)
+  if (!rc && ctx->early_flush)
     rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
   if (!rc)
     rc = prepare_rows(ctx, s, &m);
   trace_part(ctx, s, "sub-prep", &t);
+  return rc;
+}
+
+clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *s) {
+  double t = ctx->trace.f ? cph_now() : 0;
+  const cph_sched *sc = &s->sched;
+  const chunk_mems m = mems_of(s);
+  const int early = ctx->early_flush;
+  clphmm_status rc = CLPHMM_SUCCESS;
   /* (Before the first launch only when the row preparation came after
    * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
@@ -567,12 +574,26 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
       rc = launch(ctx, s, &sc->launches[i], &m);
     trace_part(ctx, s, "sub-launch", &t);
   }
-  if (!rc)
-    rc = download(ctx, s, &m);
+  return rc;
+}
+
+clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
+  double t = ctx->trace.f ? cph_now() : 0;
+  const chunk_mems m = mems_of(s);
+  clphmm_status rc = download(ctx, s, &m);
   trace_part(ctx, s, "sub-copyout", &t);
   if (!rc)
     rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
+  return rc;
+}
+
+clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
+  clphmm_status rc = cph_submit_inputs(ctx, s);
+  if (!rc)
+    rc = cph_submit_launches(ctx, s);
+  if (!rc)
+    rc = cph_submit_outputs(ctx, s);
   return rc;
 }
 

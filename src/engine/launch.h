@@ -10,6 +10,14 @@
 /* Enqueue everything of the chunk in `slot` (staged and scheduled). */
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *slot);
 
+/* cph_submit in its three parts, in this order, so that two chunks on
+ * different queues can take turns (compute.c: a small call's float pass
+ * and its speculative double pass): the copies in and the row
+ * preparation, the launches, the copies out. */
+clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *slot);
+clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *slot);
+clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *slot);
+
 /* Wait for the chunk in `slot`, add its device times to the statistics and
  * release its events. The sums are then in slot->sums (2 reals per slot in
  * the scaled form, else 1) and, when the device prepared the rows, the
