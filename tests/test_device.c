@@ -611,16 +611,22 @@ static void test_long_variant(clphmm_precision p, test_rng *rng) {
  * as many pairs, on the side queue or the main one; always and auto
  * speculate, never does not. */
 static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
-                              const double *want, uint64_t rescued) {
+                              const double *want, uint64_t rescued,
+                              int one_tile) {
   static const char *const names[] = {"never", "always", "auto"};
   cph_engine *e = ctx->eng[0];
   const int keep = e->speculate, keep_side = e->side_queue;
   CHECK(rescued > 0, "the small call rescued no pair to speculate on");
-  for (int m = 0; m < 6; m++) {
+  /* (Both sets' small-call variants have one shape here: where every read
+   * fits one tile (`one_tile`), the speculative pass copies the float
+   * chunk's schedule, unless told not to.) */
+  for (int m = 0; m < 12; m++) {
     const int mode = m % 3;
     e->speculate = mode;
-    e->side_queue = m < 3;
-    const unsigned long before = e->spec_calls, side = e->side_chunks;
+    e->side_queue = m % 6 < 3;
+    e->copy_sched = m < 6;
+    const unsigned long before = e->spec_calls, side = e->side_chunks,
+                        copies = e->sched_copies;
     double *got = run_device(ctx, g, n);
     clphmm_stats st;
     clphmm_context_stats(ctx, &st);
@@ -637,10 +643,15 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
               (mode != CPH_SPECULATE_NEVER && e->side_queue),
           "speculation %s, side queue %d: %lu chunks on it", names[mode],
           e->side_queue, e->side_chunks - side);
+    CHECK((e->sched_copies > copies) ==
+              (mode != CPH_SPECULATE_NEVER && e->copy_sched && one_tile),
+          "speculation %s, schedule copy %d: %lu copied", names[mode],
+          e->copy_sched, e->sched_copies - copies);
     free(got);
   }
   e->speculate = keep;
   e->side_queue = keep_side;
+  e->copy_sched = 1;
 }
 
 /* `auto` speculation after a small call `g` (n pairs) that rescued:
@@ -784,11 +795,30 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
     if (!big)
       compare(small, &g, "small-call variant");
     if (!big && p == CLPHMM_PRECISION_FLOAT) {
-      check_speculation(small, &g, n, a, st.rescued_pairs);
+      check_speculation(small, &g, n, a, st.rescued_pairs, 0);
       check_spec_after(small, &g, n);
     }
     free(a);
     free(b);
+    gen_free(&g);
+  }
+  if (p == CLPHMM_PRECISION_FLOAT) {
+    /* Reads of one tile (the small-call variant's 64 rows) only. */
+    gen g = {0};
+    size_t lens[] = {1, 15, 33, 64, 50};
+    add_batch(&g, rng, lens, 5, 3, 1, 300, 1, 1);
+    size_t rl[3] = {60, 64, 40};
+    add_batch(&g, rng, rl, 3, 2, 100, 200, 0, 0); /* rescued in float mode */
+    size_t n;
+    clphmm_count_pairs(g.batches, g.n, &n);
+    small->eng[0]->speculate = CPH_SPECULATE_NEVER;
+    double *a = run_device(small, &g, n);
+    small->eng[0]->speculate = CPH_SPECULATE_AUTO;
+    clphmm_stats st;
+    CHECK_STATUS(clphmm_context_stats(small, &st), CLPHMM_SUCCESS, small);
+    if (a)
+      check_speculation(small, &g, n, a, st.rescued_pairs, 1);
+    free(a);
     gen_free(&g);
   }
   clphmm_context_destroy(small);

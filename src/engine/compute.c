@@ -393,11 +393,19 @@ typedef struct chunk_src {
   const cph_pair *pairs;
   size_t n_pairs;
   const cph_stage *like;
+  /* The schedule of `like`'s chunk on another set, to copy where it is
+   * the same (cph_schedule_copy), else NULL. */
+  const cph_sched *like_sched;
 } chunk_src;
+
+/* Whether st copies `like`'s staging (stage()). */
+static int stage_copies(const cph_stage *st, const chunk_src *src) {
+  return src->like && !src->like->host_prep && !st->host_prep;
+}
 
 static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
   const cph_engine *ctx = c->ctx;
-  if (src->like && !src->like->host_prep && !st->host_prep)
+  if (stage_copies(st, src))
     return cph_stage_copy(&ctx->bufs, st, src->like);
   if (src->pieces)
     return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
@@ -445,7 +453,14 @@ static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
     rc = stage(c, st, src);
   cph_trace_host(&ctx->trace, "stage", (int)(s - ctx->slots), t0);
   const double t1 = cph_now();
-  if (!rc)
+  /* A copied stage's jobs keep their slots: its schedule, where the same,
+   * is copied too (a region's speculative pass: 6 us of the host's 30
+   * before its launch on the H200). */
+  const int same = !rc && src->like_sched && ctx->copy_sched &&
+                   stage_copies(st, src) &&
+                   cph_schedule_copy(ctx, set, src->like_sched, &s->sched);
+  ctx->sched_copies += (unsigned long)same;
+  if (!rc && !same)
     rc = cph_schedule(ctx, set, st, &s->sched);
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
   ctx->stats.prepare_seconds += cph_now() - t0;
@@ -590,7 +605,8 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
     ctx->side_queue = 0;
   }
   cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
-  const chunk_src src = {c->pieces, n_pieces, NULL, 0, &float_slot->stage};
+  const chunk_src src = {c->pieces, n_pieces,           NULL,
+                         0,         &float_slot->stage, &float_slot->sched};
   if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1))
     c->speculated = 1; /* (counted in spec_calls once submitted) */
   ctx->stats.rescue_seconds += cph_now() - t0;
@@ -755,7 +771,8 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
      * before either pass is submitted (submit_both). */
     const int small_call = k == 0 && speculates(c, &cur, cells);
     rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){c->pieces, n, NULL, 0, NULL}, small_call);
+                     &(chunk_src){c->pieces, n, NULL, 0, NULL, NULL},
+                     small_call);
     if (!rc && small_call) {
       small = 1;
       speculate(c, n, s);
@@ -830,7 +847,7 @@ static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
     size_t n = l->n - l->done;
     n = n < most ? n : most;
     rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL}, 0);
+                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL, NULL}, 0);
     if (!rc && final)
       rc = end_chunk(c, s, slot_pass(s));
     ctx->stats.rescue_seconds += cph_now() - t0;

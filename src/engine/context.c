@@ -236,6 +236,7 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_number("CLPHMM_EXIT_CELLS", exit_cells, 0, UINT64_MAX, "cells",
                     &exit_cells);
   ctx->exit_cells = exit_cells;
+  ctx->copy_sched = 1;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;

@@ -150,6 +150,11 @@ typedef struct cph_engine {
   int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
   unsigned spec_left;
   unsigned long spec_calls;
+  /* The speculative pass copies the float chunk's schedule where it is
+   * the same (compute.c start_chunk; tests set 0), and the chunks that
+   * did (tests). */
+  int copy_sched;
+  unsigned long sched_copies;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds

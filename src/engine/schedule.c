@@ -731,3 +731,46 @@ clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
   cph_trace_host(&ctx->trace, "fill", -1, t);
   return st;
 }
+
+int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
+                      cph_sched *s) {
+  if (from->n_launches != 1 || from->bound_bytes || from->sync_bytes)
+    return 0;
+  const cph_launch *L = &from->launches[0];
+  const cph_variant *v = &L->k->variant;
+  const cph_variant_set *vs = &ctx->variants[set];
+  if (!v->small || L->coop != 1 || L->split != 1 || L->bound_cols ||
+      !vs->has_small)
+    return 0;
+  const cph_kernel *k;
+  if (cph_context_kernel(ctx, vs->n, set, &k))
+    return 0;
+  const cph_variant *w = &k->variant;
+  if (!w->small || w->g != v->g || w->c != v->c || w->wg != v->wg ||
+      w->vec != v->vec || w->seq != v->seq)
+    return 0;
+  const cph_bufctx *c = &ctx->bufs;
+  if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
+                         "staging the pair list") ||
+      cph_hostbuf_ensure(c, &s->groups, 8 * from->n_groups,
+                         "staging the group list"))
+    return 0;
+  s->n_launches = 0;
+  cph_launch *to = add_launch(s);
+  if (!to)
+    return 0;
+  *to = *L;
+  to->k = k;
+  /* (Per-bin statistics describe the context's own precision's set.) */
+  const int counted =
+      set == (ctx->precision == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE
+                                                        : CPH_SET_FLOAT);
+  to->bin = counted ? (int)vs->n : -1;
+  memcpy(s->pairs.ptr, from->pairs.ptr, 16 * from->n_slots);
+  memcpy(s->groups.ptr, from->groups.ptr, 8 * from->n_groups);
+  s->n_slots = from->n_slots;
+  s->n_groups = from->n_groups;
+  s->bound_bytes = s->sync_bytes = 0;
+  s->exit_bins = 0;
+  return 1;
+}

@@ -55,15 +55,23 @@ typedef struct cph_sched {
 
 void cph_sched_release(const cph_bufctx *c, cph_sched *s);
 
-/* Plan the launches of the staged jobs on the context's variant set `set`
- * (CPH_SET_*, building the kernels of the bins they use), and set each
- * job's slot. */
 /* Sort a chunk's job keys (schedule.c job_key: bin, tiles, haplotype
- * length in the upper 32 bits, the job's index, already ascending, in the
+ * words in the upper 32 bits, the job's index, already ascending, in the
  * lower) by their upper halves, stably; tmp holds n keys. 0: no memory. */
 int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n);
 
+/* Plan the launches of the staged jobs on the context's variant set `set`
+ * (CPH_SET_*, building the kernels of the bins they use), and set each
+ * job's slot. */
 clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *sched);
+
+/* The schedule of `from` (the same jobs, planned on set `from_set`, their
+ * slots set) for set `set`, where it is the same: one launch on the
+ * small-call variant, whose kernel in `set` has the same shape, with no
+ * concurrent tiles or split pairs. 1: copied (the launch on set's kernel);
+ * 0: not (the caller runs cph_schedule). */
+int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
+                      cph_sched *sched);
 
 #endif
