@@ -744,6 +744,27 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_context_destroy(ctx);
 }
 
+/* A fresh context's first call whose pairs all have an empty read or
+ * haplotype: a chunk of no jobs (its sort scratch not yet allocated)
+ * succeeds with -inf for every pair. */
+static void test_only_empty_pairs(clphmm_precision p) {
+  clphmm_context *ctx = NULL;
+  if (open_context(p, &ctx) <= 0) {
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  static const uint8_t q[1] = {30};
+  const clphmm_read reads[2] = {{"A", q, q, q, q, 0}, {"C", q, q, q, q, 0}};
+  const clphmm_haplotype haps[2] = {{"ACGT", 4}, {"", 0}};
+  const clphmm_batch b = {reads, 2, haps, 2};
+  double out[4] = {0, 0, 0, 0};
+  CHECK_STATUS(clphmm_compute(ctx, &b, 1, out), CLPHMM_SUCCESS, ctx);
+  for (int i = 0; i < 4; i++)
+    CHECK(isinf(out[i]) && out[i] < 0, "empty pair %d: %g, want -inf", i,
+          out[i]);
+  clphmm_context_destroy(ctx);
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -1613,6 +1634,7 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_copy_queue(modes[m]);
+    test_only_empty_pairs(modes[m]);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
     test_profile(modes[m]);

@@ -596,7 +596,8 @@ static void test_mid_run(void) {
  * enqueues it ahead of the float chunk's), or whose float chunk's copy in
  * fails while the two take turns (the float chunk is then submitted
  * alone): the call still succeeds, the rescue runs as without it, bit for
- * bit, and the speculation is not counted.
+ * bit, and the speculation is not counted. On one queue, the float
+ * chunk's own failures (see below).
  * On lane-group variants with a small-call variant (the CPU table has
  * none), on the workload's rescue batch (4 pairs, all rescued). */
 static void test_speculation_fault(void) {
@@ -649,6 +650,27 @@ static void test_speculation_fault(void) {
     CHECK(d <= 1e-5, "speculation fault (%s): %g from the reference", rule, d);
     compute_check(ctx, "after a failed speculation");
   }
+  /* On one queue the float chunk goes first: its copy in failing on an
+   * allocation retries the chunk smaller, without the speculation (whose
+   * slot the retry released); failing otherwise fails the call cleanly. */
+  e->side_queue = 0;
+  shim("clEnqueueWriteBuffer@1:-4");
+  CHECK_STATUS(clphmm_compute(ctx, rb, 1, got), CLPHMM_SUCCESS, ctx);
+  shim("");
+  CHECK(e->spec_calls == spec0 + 1,
+        "one queue: a speculation whose float chunk failed was counted");
+  CHECK(memcmp(got, clean, n * sizeof *got) == 0,
+        "one queue: results after the float chunk's retry differ");
+  shim("clEnqueueWriteBuffer@1");
+  const clphmm_status st = clphmm_compute(ctx, rb, 1, got);
+  shim("");
+  CHECK(st == CLPHMM_ERROR_OPENCL &&
+            strstr(clphmm_last_error(ctx), "clEnqueueWriteBuffer"),
+        "one queue, the float chunk's copy in failing: %s (%s)",
+        clphmm_status_string(st), clphmm_last_error(ctx));
+  CHECK(e->spec_calls == spec0 + 1,
+        "one queue: a speculation that never ran was counted");
+  compute_check(ctx, "after the float chunk's failure on one queue");
   clphmm_context_destroy(ctx);
 }
 

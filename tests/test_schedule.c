@@ -88,6 +88,8 @@ int main(void) {
       check_sort(pools[p], k, sc->n, sc->what);
     }
   free(k);
+  /* No keys (a chunk of empty pairs: no scratch allocated yet). */
+  CHECK(cph_sort_keys(pools[1], NULL, NULL, 0), "no keys: no memory");
   cph_pool_destroy(pools[1]);
   return test_finish();
 }

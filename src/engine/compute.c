@@ -630,33 +630,26 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   if (d->d == f->d) {
     /* One queue and one set of device buffers (no side queue): one pass
      * after the other. */
-    clphmm_status rc = submit_chunk(ctx, f);
-    if (!rc && submit_chunk(ctx, d)) {
-      cph_engine_finish(ctx); /* (the rescue pass runs as without it) */
+    const clphmm_status rc = submit_chunk(ctx, f);
+    if (rc || submit_chunk(ctx, d)) {
+      if (!rc) /* (queued commands may read the slot's host buffers) */
+        cph_engine_finish(ctx);
       cph_slot_abandon(d);
-      c->speculated = 0;
+      c->speculated = 0; /* (the rescue pass runs as without it) */
     }
-    ctx->spec_calls += c->speculated;
+    ctx->spec_calls += (unsigned long)c->speculated;
     return rc;
   }
+  /* (What the abandoned attempt counted is not counted again.) */
+  const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks;
+  const uint64_t split = ctx->stats.split_pairs;
   const double t0 = cph_now();
-  clphmm_status rc = CLPHMM_SUCCESS;
-  if (!f->stage.n_jobs || !d->stage.n_jobs)
-    rc = CLPHMM_ERROR_INVALID_ARGUMENT; /* (nothing to take turns with) */
-  if (!rc)
-    rc = cph_submit_inputs(ctx, d);
-  if (!rc)
-    rc = cph_submit_inputs(ctx, f);
-  if (!rc)
-    rc = cph_submit_launches(ctx, d);
-  if (!rc)
-    rc = cph_submit_launches(ctx, f);
-  if (!rc)
-    rc = cph_submit_outputs(ctx, d);
-  if (!rc)
-    rc = cph_submit_outputs(ctx, f);
+  int ok = f->stage.n_jobs && d->stage.n_jobs; /* (else nothing to pair) */
+  ok = ok && !cph_submit_inputs(ctx, d) && !cph_submit_inputs(ctx, f) &&
+       !cph_submit_launches(ctx, d) && !cph_submit_launches(ctx, f) &&
+       !cph_submit_outputs(ctx, d) && !cph_submit_outputs(ctx, f);
   cph_trace_host(&ctx->trace, "submit", (int)(f - ctx->slots), t0);
-  if (!rc) {
+  if (ok) {
     ctx->spec_calls++;
     return CLPHMM_SUCCESS;
   }
@@ -665,6 +658,10 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   cph_slot_abandon(d);
   cph_slot_abandon(f);
   c->speculated = 0;
+  ctx->copied_chunks = copied;
+  ctx->side_chunks = side;
+  ctx->stats.split_pairs = split;
+  ctx->alloc_failed = 0; /* (the float chunk's own failures count) */
   return submit_chunk(ctx, f);
 }
 

@@ -122,6 +122,8 @@ static uint64_t *sort_changed(cph_pool *pool, uint64_t *keys, uint64_t *tmp,
 }
 
 int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n) {
+  if (n < 2)
+    return 1;
   uint64_t all_and = ~(uint64_t)0, all_or = 0;
   for (size_t i = 0; i < n; i++) {
     all_and &= keys[i];
@@ -307,6 +309,8 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
   }
   free(t.big);
   free(t.and_or);
+  if (n < 2) /* (in order; with none, keys may be NULL) */
+    return CLPHMM_SUCCESS;
   const double t0 = cph_now();
   /* (The sorted keys stay where the last pass put them.) */
   uint64_t *sorted =
