@@ -574,13 +574,8 @@ static int slot_pass(const cph_slot *s);
  * rather than behind it in one in-order queue: a 300-pair region per call
  * took 128 us on the H200 (medians of 7 rounds of 1000 calls) against 154
  * on the main queue and 172 without speculating. (Submitted first, ahead
- * of the float pass, it gained nothing: 158 against 144 us.) */
-/* Whether the engine speculates now (CLPHMM_SPECULATE, spec_left). */
-static int spec_wanted(const cph_engine *ctx) {
-  return ctx->speculate == CPH_SPECULATE_ALWAYS ||
-         (ctx->speculate == CPH_SPECULATE_AUTO && ctx->spec_left);
-}
-
+ * of the float pass, it gained nothing: 158 against 144 us; the two
+ * passes' commands taking turns did: submit_both.) */
 static int speculates(const call *c, const cursor *cur, uint64_t cells) {
   const cph_engine *ctx = c->ctx;
   const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
@@ -588,6 +583,12 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
          ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_DOUBLE].n &&
          cph_plan_small(&ctx->variants[CPH_SET_FLOAT], c->n_pairs, cells,
                         ctx->dev.info.compute_units);
+}
+
+/* Whether the engine speculates now (CLPHMM_SPECULATE, spec_left). */
+static int spec_wanted(const cph_engine *ctx) {
+  return ctx->speculate == CPH_SPECULATE_ALWAYS ||
+         (ctx->speculate == CPH_SPECULATE_AUTO && ctx->spec_left);
 }
 
 /* Stage and schedule the speculative pass in the rescue slot (the float
@@ -599,12 +600,10 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
     return;
   const double t0 = cph_now();
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
-  /* (Without a side queue, on the main one from then on.) */
-  if (ctx->side_queue && cph_engine_queue(ctx, &ctx->side.queue)) {
-    cph_diag_note(&ctx->diag, "no second queue: %s", cph_error_message());
-    ctx->side_queue = 0;
-  }
-  cph_devset *d = ctx->side_queue ? &ctx->side : &ctx->d;
+  cph_devset *d = cph_engine_optional_queue(ctx, &ctx->side.queue,
+                                            &ctx->side_queue, "second queue")
+                      ? &ctx->side
+                      : &ctx->d;
   const chunk_src src = {c->pieces, n_pieces,           NULL,
                          0,         &float_slot->stage, &float_slot->sched};
   if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1))

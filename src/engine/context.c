@@ -64,6 +64,15 @@ clphmm_status cph_engine_queue(cph_engine *ctx, cl_command_queue *q) {
   return CLPHMM_SUCCESS;
 }
 
+int cph_engine_optional_queue(cph_engine *ctx, cl_command_queue *q, int *on,
+                              const char *what) {
+  if (*on && cph_engine_queue(ctx, q)) {
+    cph_diag_note(&ctx->diag, "no %s: %s", what, cph_error_message());
+    *on = 0;
+  }
+  return *on;
+}
+
 static void open_cache(cph_engine *ctx, const char *dir) {
   cph_cache_open(&ctx->cache, dir, &ctx->dev);
   ctx->diag.cache_enabled = ctx->cache.readable;

@@ -222,6 +222,13 @@ void cph_engine_finish(cph_engine *ctx);
  * first use. */
 clphmm_status cph_engine_queue(cph_engine *ctx, cl_command_queue *q);
 
+/* Whether the queue *q of an optional use (*on: the side queue, the copy
+ * queue) is there, made on first use; when it cannot be made, the use is
+ * turned off for good (its work goes to the main queue) and the
+ * diagnostics say so, naming `what`. */
+int cph_engine_optional_queue(cph_engine *ctx, cl_command_queue *q, int *on,
+                              const char *what);
+
 /* clphmm_compute's work on one engine that is usable (compute.c): the
  * results go to `out` only when everything succeeded. */
 clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,

@@ -502,15 +502,10 @@ static int packable(const cph_engine *ctx, const cph_slot *s) {
  * more command and an event between queues), rows prepared here (an
  * input in the main queue's buffers) or the side queue's. */
 static int copies(cph_engine *ctx, const cph_slot *s) {
-  if (!ctx->copy_uploads || s->packed || s->stage.host_prep || s->d != &ctx->d)
+  if (s->packed || s->stage.host_prep || s->d != &ctx->d)
     return 0;
-  if (cph_engine_queue(ctx, &ctx->copy_queue)) {
-    /* (Without one, on the main queue from then on.) */
-    cph_diag_note(&ctx->diag, "no copy queue: %s", cph_error_message());
-    ctx->copy_uploads = 0;
-    return 0;
-  }
-  return 1;
+  return cph_engine_optional_queue(ctx, &ctx->copy_queue, &ctx->copy_uploads,
+                                   "copy queue");
 }
 
 /* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a

@@ -449,6 +449,22 @@ static int launch_exit(const cph_engine *ctx, int set, uint32_t bin,
          cph_variant_exit(&ctx->variants[set].v[bin], 0) == 1;
 }
 
+/* Whether two variants have one shape: lanes, rows per lane, work-group,
+ * the vector kernel, the long-read kernel (the same pair and group lists
+ * serve both). */
+static int same_shape(const cph_variant *a, const cph_variant *b) {
+  return a->g == b->g && a->c == b->c && a->wg == b->wg && a->vec == b->vec &&
+         a->seq == b->seq;
+}
+
+/* A launch's per-bin statistics index: bin `bin` in the context's own
+ * precision's set, else none (-1). */
+static int stats_bin(const cph_engine *ctx, int set, uint32_t bin) {
+  const int own = ctx->precision == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE
+                                                            : CPH_SET_FLOAT;
+  return set == own ? (int)bin : -1;
+}
+
 /* The program of a launch of base kernel k: with the exit (`exit`), with
  * split pairs (*split > 1). Where that flavour does not build, or built a
  * fallback of another shape or without split pairs, the launch runs on
@@ -464,9 +480,8 @@ static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
     *split = 1;
     return k;
   }
-  const cph_variant *a = &lk->variant, *b = &k->variant;
-  if (a->g != b->g || a->c != b->c || a->wg != b->wg || a->vec != b->vec ||
-      a->seq != b->seq || (*split > 1 && !a->split)) {
+  if (!same_shape(&lk->variant, &k->variant) ||
+      (*split > 1 && !lk->variant.split)) {
     *split = 1;
     return k;
   }
@@ -660,10 +675,6 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
                                   const cph_stage *stage, cph_sched *s,
                                   const cph_kernel **kernels) {
   const size_t n = stage->n_jobs;
-  /* Per-bin statistics describe the context's own precision's set. */
-  const int counted =
-      set == (ctx->precision == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE
-                                                        : CPH_SET_FLOAT);
   for (size_t start = 0; start < n;) {
     const uint32_t bin = key_bin(s->keys[start]);
     const size_t bin_end = bin_upper(s->keys, start, n, bin);
@@ -680,7 +691,7 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
     if (!L)
       return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
     const unsigned ppw = cph_variant_pairs(&k->variant) / coop;
-    L->bin = counted ? (int)bin : -1;
+    L->bin = stats_bin(ctx, set, bin);
     L->coop = coop;
     L->split = split;
     L->n_jobs = end - start;
@@ -749,9 +760,7 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
   const cph_kernel *k;
   if (cph_context_kernel(ctx, vs->n, set, &k))
     return 0;
-  const cph_variant *w = &k->variant;
-  if (!w->small || w->g != v->g || w->c != v->c || w->wg != v->wg ||
-      w->vec != v->vec || w->seq != v->seq)
+  if (!k->variant.small || !same_shape(&k->variant, v))
     return 0;
   const cph_bufctx *c = &ctx->bufs;
   if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
@@ -765,11 +774,7 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
     return 0;
   *to = *L;
   to->k = k;
-  /* (Per-bin statistics describe the context's own precision's set.) */
-  const int counted =
-      set == (ctx->precision == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE
-                                                        : CPH_SET_FLOAT);
-  to->bin = counted ? (int)vs->n : -1;
+  to->bin = stats_bin(ctx, set, (uint32_t)vs->n);
   memcpy(s->pairs.ptr, from->pairs.ptr, 16 * from->n_slots);
   memcpy(s->groups.ptr, from->groups.ptr, 8 * from->n_groups);
   s->n_slots = from->n_slots;

@@ -66,7 +66,7 @@ int cph_sort_keys(cph_pool *pool, uint64_t *keys, uint64_t *tmp, size_t n);
 clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
                            cph_sched *sched);
 
-/* The schedule of `from` (the same jobs, planned on set `from_set`, their
+/* The schedule of `from` (the same jobs, planned on another set, their
  * slots set) for set `set`, where it is the same: one launch on the
  * small-call variant, whose kernel in `set` has the same shape, with no
  * concurrent tiles or split pairs. 1: copied (the launch on set's kernel);
