@@ -73,7 +73,8 @@
  * CPH_MAXREG (the register cap inserted into NVIDIA's PTX, or 0), CPH_G, CPH_C
  * (a multiple of the vector width: 4 floats or 2 doubles), CPH_WG
  * (work-group size, a multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl,
- * prepended by the host).
+ * prepended by the host), CPH_INLINE (0/1: rows computed in the kernel,
+ * ROW_AT below), CPH_EXIT and CPH_SPLIT (below).
  */
 #ifndef CPH_VEC
 #define CPH_VEC 0
@@ -83,6 +84,9 @@
 
 #ifndef CPH_SCALED
 #error "the host passes CPH_SCALED (cph_variant_options)"
+#endif
+#ifndef CPH_INLINE
+#define CPH_INLINE 0
 #endif
 #if CPH_SCALED && !CPH_FMA
 #error "the scaled form is a fast form: it needs CPH_FMA"
@@ -166,6 +170,30 @@ typedef float4 realv;
    my[c] = rp[4])
 #endif
 
+/* Row i's ROW_STRIDE reals as rp[0..7] (`first`: its read's first row):
+ * from the prepared rows, or in CPH_INLINE programs computed here from
+ * the raw bytes (rows.cl; `rows` then holds the row tables). A small
+ * call's launches run so, without the row preparation's kernel in front
+ * (about 10 us of a 300-pair region's 30 us float pass on the H200);
+ * elsewhere each row is prepared once for all haplotypes of its read.
+ * Inline programs have no bound slots, so no float early exit. */
+#if CPH_INLINE
+#if !ROWS_ON
+#error "CPH_INLINE needs the row tables (rows.cl: double arithmetic)"
+#endif
+#if CPH_EXIT == 1
+#error "the float early exit reads the prepared rows' bound slots"
+#endif
+#define ROW_AT(rp, i, first)                                                   \
+  const real8 rv_ = row_of((__global const tab_t *)rows, rcodes,              \
+                           (size_t)raw_rows, (i), (first));                    \
+  const real rp[8] = {rv_.s0, rv_.s1, rv_.s2, rv_.s3,                          \
+                      rv_.s4, rv_.s5, rv_.s6, rv_.s7}
+#else
+#define ROW_AT(rp, i, first)                                                   \
+  __global const real *rp = rows + (size_t)(i)*ROW_STRIDE
+#endif
+
 /* Fill this lane's rows of the emission table and its transitions for one
  * tile. */
 #define LOAD_TILE_ROWS()                                                       \
@@ -182,7 +210,7 @@ typedef float4 realv;
         T[c] = init;                                                           \
       } else {                                                                 \
         const uint i = pr.x + (p - pad);                                       \
-        __global const real *rp = rows + (size_t)i * ROW_STRIDE;               \
+        ROW_AT(rp, i, p == pad);                                               \
         ROW_COEFS(c, rp, p == pad);                                            \
         pmatch[c] = rp[6];                                                     \
         pmis[c] = rp[7];                                                       \
@@ -641,7 +669,8 @@ static int exit_ok(__global const real *rows, uint4 pr, uint H, uint tile,
 #endif
 
 __kernel __attribute__((reqd_work_group_size(CPH_WG, 1, 1))) void
-pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
+pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
+                                        (CPH_INLINE: the row tables) */
         __global const uchar *rcodes, /* read base codes, one per row */
         __global const uint *hcodes,  /* haplotype codes, 4 per word */
         __global const uint4 *pairs,  /* (row offset, R, hap word, H) */
@@ -660,7 +689,12 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
          * rounds per group, epoch, the launch's first ticket): the first
          * K groups run on W work-groups each, the others on one. W = 1:
          * not split, sync unused. */
-        volatile __global uint *sync, const uint4 split) {
+        volatile __global uint *sync, const uint4 split
+#if CPH_INLINE
+        ,
+        const uint raw_rows /* rows of the raw bytes (rcodes: all five) */
+#endif
+) {
   __local realv emis[LG * SLOT_STRIDE];
 #if CPH_EXIT
   __local int exit_all;

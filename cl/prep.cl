@@ -2,42 +2,11 @@
  * per-row transitions and priors of the lane-group kernel (ROW_STRIDE
  * reals per row, the layouts of cph_row_f / cph_row_d and of the scaled
  * form's cph_row_fs / cph_row_ds in src/model/model.h) from the raw bytes
- * of the reads, so that the host sends 5 bytes per read row instead of 8
- * reals. The arithmetic is the host's (cph_rows_scaled, cph_rows_float,
- * cph_rows_double) operation by operation: the scaled form's constants in
- * double from the tables of the flavor, rounded once to the program's
- * precision; double division is correctly rounded in OpenCL and
- * FP_CONTRACT is off (pairhmm.cl), so the rows are bit-identical to the
- * host's (test_device compares them). The scaled form needs double
- * arithmetic: on devices without it the kernel is absent and the host
- * prepares the rows.
- *
- * Tables (host: cph_prep_tables): the match-to-match table (CPH_MM_SIZE
- * entries), then ph2pr, gapm = 1 - ph2pr, the match prior 1 - ph2pr and the
- * mismatch prior ph2pr / 3 for phred 0..127, each computed by the host in
- * the flavor's precision (in double for the scaled form, widened exactly
- * from float in float mode). */
-#ifndef CPH_VEC
-#define CPH_VEC 0
-#endif
-/* Vector-variant programs (the CPU kernel) leave it out: the host prepares
- * their rows (a smaller program builds faster; on a CPU the host is the
- * device). */
-#if !CPH_VEC && (!CPH_SCALED || CPH_DOUBLE || defined(cl_khr_fp64))
-#if CPH_SCALED && !CPH_DOUBLE
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#if CPH_SCALED
-typedef double tab_t;
-#else
-typedef real tab_t;
-#endif
-#define NQUAL 128
-#define TAB_PH2PR (NQUAL * (NQUAL + 1) / 2)
-#define TAB_GAPM (TAB_PH2PR + NQUAL)
-#define TAB_MATCH (TAB_GAPM + NQUAL)
-#define TAB_MISMATCH (TAB_MATCH + NQUAL)
-
+ * of the reads (rows.cl, row_of), so that the host sends 5 bytes per read
+ * row instead of 8 reals, plus, in the scaled form, each read's weights
+ * and, in float mode's first pass, its early-exit bound. Bit-identical to
+ * the host's (test_device compares them). */
+#if ROWS_ON
 /* The early-exit bound of float mode's first pass (src/model/bound.c,
  * whose functions these are, operation by operation): per row qm_i and
  * qx_i in the scaled form's slots 4 and 5, the read's threshold in its
@@ -70,11 +39,6 @@ static float bound_slot(double x) {
   return x < (double)FLT_MIN ? FLT_MIN : convert_float_rtp(x);
 }
 #endif
-
-static uint mm_index(uint i, uint d) {
-  const uint hi = max(i, d), lo = min(i, d);
-  return hi * (hi + 1) / 2 + lo;
-}
 
 #if CPH_SCALED
 /* Lane 0's serial products over the first n rows of a block: prod times
@@ -170,49 +134,34 @@ prep_rows(__global const uchar *raw, const uint n_rows,
 #endif
   const uint r = get_group_id(0), lid = get_local_id(0);
   const uint2 rd = reads[r];
-  __global const uchar *qb = raw + (size_t)n_rows;
   __global const uchar *qi = raw + 2 * (size_t)n_rows;
   __global const uchar *qd = raw + 3 * (size_t)n_rows;
+#if PREP_BOUND
   __global const uchar *qc = raw + 4 * (size_t)n_rows;
+#endif
   for (uint k0 = 0; k0 < rd.y; k0 += PREP_BLOCK) {
     for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG) {
       const uint s = rd.x + k;
-      const uint q = qb[s], i = qi[s], d = qd[s], c = qc[s];
       /* One vector store per row (8 scalar stores were a third of the
        * kernel's time on the H200). */
+      vstore8(row_of(tab, raw, n_rows, s, k == 0), s, rows);
 #if CPH_SCALED
-      const tab_t mm = tab[mm_index(i, d)], gapm = tab[TAB_GAPM + c];
-      const tab_t mx = tab[TAB_PH2PR + i], gg = tab[TAB_PH2PR + c];
-      /* The row above: 1s above the first row. */
-      tab_t pmm = 1, pmx = 1, pmy = 1;
-      if (k > 0) {
-        const uint pi = qi[s - 1], pd = qd[s - 1];
-        pmm = tab[mm_index(pi, pd)];
-        pmx = tab[TAB_PH2PR + pi];
-        pmy = tab[TAB_PH2PR + pd];
-      }
-      const real b = (real)(gapm * pmx / (mm * pmm));
-      const real g = (real)(gapm * pmy / mm);
-      const real a = (real)(gg * pmx / (mx * pmm));
-      vstore8((real8)(b, g, a, (real)gg, (real)0, (real)0,
-                      (real)tab[TAB_MATCH + q], (real)tab[TAB_MISMATCH + q]),
-              s, rows);
+      const tab_t mm = tab[mm_index(qi[s], qd[s])];
       block_mm[k - k0] = mm;
 #if PREP_BOUND
       if (bound_on) {
+        const uint i = qi[s], c = qc[s];
+        const double gapm = tab[TAB_GAPM + c], mx = tab[TAB_PH2PR + i],
+                     gg = tab[TAB_PH2PR + c];
         /* (e of the row above: 0 above the first row.) */
         const double e_prev =
-            k > 0 ? bound_e(pmy, tab[TAB_PH2PR + qc[s - 1]]) : 0.0;
+            k > 0 ? bound_e(tab[TAB_PH2PR + qd[s - 1]],
+                            tab[TAB_PH2PR + qc[s - 1]])
+                  : 0.0;
         block_g[k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
         block_x[k - k0] = mx / mm;
       }
 #endif
-#else
-      const real ph_c = tab[TAB_PH2PR + c];
-      vstore8((real8)(tab[mm_index(i, d)], tab[TAB_GAPM + c],
-                      tab[TAB_PH2PR + i], ph_c, tab[TAB_PH2PR + d], ph_c,
-                      tab[TAB_MATCH + q], tab[TAB_MISMATCH + q]),
-              s, rows);
 #endif
     }
 #if CPH_SCALED

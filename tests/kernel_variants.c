@@ -107,7 +107,7 @@ static int list_entry(const cph_tuning_entry *e) {
               clphmm_last_error(NULL));
       return 1;
     }
-    for (size_t i = 0; i < set.n; i++) {
+    for (size_t i = 0; i < cph_plan_count(&set); i++) {
       if (set.v[i].vec) {
         /* The vector kernel exchanges nothing (local backend only), and
          * compiles for every target: a GPU may be told to use it
@@ -131,18 +131,21 @@ static int list_entry(const cph_tuning_entry *e) {
         v = cph_variant_fit(&v, dbl, &dev);
         /* Every flavour of the program (engine/context.h CPH_KF_*): with
          * split pairs (not long-read variants: their tiles run one after
-         * the other) and, in float mode's first pass, with and without
-         * the early exit. */
+         * the other), in float mode's first pass with and without the
+         * early exit, and the small-call variant's computing its rows
+         * (without the float exit). */
         const int splits = !v.seq, exits = !dbl && v.early_exit;
-        for (int sp = 0; sp <= splits; sp++)
-          for (int ex = 0; ex <= exits; ex++) {
-            v.split = sp;
-            v.early_exit = exits ? ex : v.early_exit;
-            int n = snprintf(line, sizeof line, "%s %s ", target,
-                             cph_shuffle_name(v.shuffle));
-            cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
-            add_build(line);
-          }
+        for (int in = 0; in <= v.small; in++)
+          for (int sp = 0; sp <= splits; sp++)
+            for (int ex = 0; ex <= (in ? 0 : exits); ex++) {
+              v.split = sp;
+              v.inline_rows = in;
+              v.early_exit = exits ? ex : v.early_exit;
+              int n = snprintf(line, sizeof line, "%s %s ", target,
+                               cph_shuffle_name(v.shuffle));
+              cph_variant_options(&v, dbl, line + n, sizeof line - (size_t)n);
+              add_build(line);
+            }
       }
     }
   }

@@ -246,6 +246,13 @@ static clphmm_status engine_create(const clphmm_options *o,
                     &exit_cells);
   ctx->exit_cells = exit_cells;
   ctx->copy_sched = 1;
+  /* Small calls' launches compute their rows (0: a row preparation in
+   * front of them, as for large chunks). */
+  uint64_t inline_rows = 1;
+  if (!st)
+    st =
+        env_number("CLPHMM_INLINE_ROWS", inline_rows, 0, 1, NULL, &inline_rows);
+  ctx->inline_rows = (int)inline_rows;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
@@ -435,10 +442,12 @@ static clphmm_status obtain(cph_engine *ctx, const cph_variant *v, int set,
 }
 
 /* Variant `v` in `flavor`: the base program has neither split pairs nor
- * float mode's early exit (double programs keep their underflow exit). */
+ * float mode's early exit (double programs keep their underflow exit) and
+ * reads prepared rows. */
 static cph_variant flavored(const cph_engine *ctx, cph_variant v, size_t i,
                             int set, int flavor) {
   v.split = (flavor & CPH_KF_SPLIT) != 0;
+  v.inline_rows = (flavor & CPH_KF_INLINE) != 0;
   if (set == CPH_SET_FLOAT)
     v.early_exit =
         (flavor & CPH_KF_EXIT) ? ctx->variants[set].v[i].early_exit : 0;
@@ -470,12 +479,20 @@ clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
     cph_diag_note(&ctx->diag,
                   "variant %zu's program with %s did not build (launches run "
                   "without): %s",
-                  v, flavor & CPH_KF_SPLIT ? "split pairs" : "the early exit",
+                  v,
+                  flavor & CPH_KF_SPLIT    ? "split pairs"
+                  : flavor & CPH_KF_INLINE ? "rows computed in the kernel"
+                                           : "the early exit",
                   cph_error_message());
   } else {
     *kernel = k;
   }
   return st;
+}
+
+int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k) {
+  return ctx->inline_rows && !ctx->host_prep && k->variant.small &&
+         !k->variant.vec && k->prep;
 }
 
 /* Every kernel the engine may need: its precision's set, float mode's
@@ -496,6 +513,9 @@ static clphmm_status warmup(cph_engine *ctx) {
       if (d == CPH_SET_FLOAT &&
           cph_variant_exit(&ctx->variants[d].v[v], 0) == 1)
         (void)cph_context_kernel_as(ctx, v, d, k, CPH_KF_EXIT, &kx);
+      /* (And the small-call variant's that computes its rows.) */
+      if (cph_engine_inline_rows(ctx, k))
+        (void)cph_context_kernel_as(ctx, v, d, k, CPH_KF_INLINE, &kx);
     }
   }
   return CLPHMM_SUCCESS;

@@ -58,9 +58,11 @@ typedef struct cph_slot {
   cph_hostbuf sums;
   cph_event *events;
   size_t n_events, cap_events;
-  int set;    /* its kernel set (CPH_SET_*) */
-  int timed;  /* its uploads have events (are counted in upload_seconds) */
-  int packed; /* its copies go through the packs (engine/pack.h) */
+  int set;         /* its kernel set (CPH_SET_*) */
+  int timed;       /* its uploads have events (are counted in upload_seconds) */
+  int packed;      /* its copies go through the packs (engine/pack.h) */
+  int inline_rows; /* every launch computes its rows: no row preparation,
+                      and the scaled form's weights come from the host */
   cph_hostbuf pack_in, pack_out; /* their host staging */
   size_t out_off[2]; /* the outputs' offsets in pack_out (launch.c) */
   int active;        /* submitted, not yet collected */
@@ -84,8 +86,11 @@ enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
 /* Programs of a variant (cph_context_kernel_as): the base program, and
  * with split pairs (cph_variant.split) or float mode's early exit
  * (cph_variant.early_exit) for the launches that need them: each costs
- * every launch of concurrent tiles some speed (engine/schedule.c). */
-enum { CPH_KF_SPLIT = 1, CPH_KF_EXIT = 2, CPH_KFLAVORS = 4 };
+ * every launch of concurrent tiles some speed (engine/schedule.c); and
+ * for the small-call variant's launches, one that computes its rows
+ * itself (cph_variant.inline_rows), so that they need no row preparation
+ * in front of them. */
+enum { CPH_KF_SPLIT = 1, CPH_KF_EXIT = 2, CPH_KF_INLINE = 4, CPH_KFLAVORS = 8 };
 
 typedef struct cph_engine {
   cph_device dev;
@@ -155,6 +160,11 @@ typedef struct cph_engine {
    * did (tests). */
   int copy_sched;
   unsigned long sched_copies;
+  /* Small-call launches run programs that compute their rows themselves
+   * ($CLPHMM_INLINE_ROWS; schedule.c launch_kernel), and the chunks whose
+   * launches all did: no row preparation, weights from the host (tests). */
+  int inline_rows;
+  unsigned long inline_chunks;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
@@ -203,6 +213,12 @@ struct clphmm_context {
  * (its `variant` field is what was built: see cph_kernel_obtain). */
 clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
+
+/* Whether launches on base kernel k may run its program that computes its
+ * rows (CPH_KF_INLINE): the small-call variant's, where the device
+ * prepares rows (the program has the row tables' code) and that is not
+ * turned off. */
+int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k);
 
 /* The program of `base` (the base kernel of variant `v` of a set) in
  * `flavor` (CPH_KF_*), built on first use. A flavour that does not build

@@ -190,7 +190,8 @@ enum { OUT_SUMS, OUT_WEIGHTS, N_OUT };
 static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   const cph_stage *st = &s->stage;
   bytes[OUT_SUMS] = (st->scaled ? 2 : 1) * st->real_size * s->sched.n_slots;
-  bytes[OUT_WEIGHTS] = st->scaled && !st->host_prep ? 16 * st->n_reads : 0;
+  bytes[OUT_WEIGHTS] =
+      st->scaled && !st->host_prep && !s->inline_rows ? 16 * st->n_reads : 0;
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
@@ -230,8 +231,9 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
   const cph_bufctx *c = &ctx->bufs;
   cph_devset *d = s->d;
   clphmm_status rc = CLPHMM_SUCCESS;
-  /* (Rows the host prepared are an input.) */
-  if (!st->host_prep)
+  /* (Rows the host prepared are an input; kernels that compute their
+   * rows need none.) */
+  if (!st->host_prep && !s->inline_rows)
     rc = cph_devbuf_ensure(c, &d->rows, 8 * st->real_size * st->n_rows,
                            "uploading read rows");
   if (!rc && !s->packed) {
@@ -399,7 +401,16 @@ static void unpack_outputs(cph_slot *s) {
  * arithmetic form). */
 static int needs_prep(const cph_slot *s) {
   const cph_stage *st = &s->stage;
-  return !st->host_prep && st->n_reads && s->sched.n_launches;
+  return !st->host_prep && !s->inline_rows && st->n_reads &&
+         s->sched.n_launches;
+}
+
+/* Whether every launch of the chunk computes its rows (CPH_KF_INLINE). */
+static int all_inline(const cph_slot *s) {
+  size_t i = 0;
+  while (i < s->sched.n_launches && s->sched.launches[i].k->variant.inline_rows)
+    i++;
+  return !s->stage.host_prep && s->sched.n_launches && i == s->sched.n_launches;
 }
 
 static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
@@ -452,17 +463,24 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
                         L->split_rounds, ctx->split_epoch, s->d->split_ticket}};
     sync = s->d->sync.mem;
   }
+  /* A kernel that computes its rows takes the row tables in the rows'
+   * place, and the raw bytes' rows last. */
+  const int inl = L->k->variant.inline_rows;
+  cl_mem rows = m->rows;
+  const cl_uint raw_rows = (cl_uint)s->stage.n_rows;
+  clphmm_status rc = inl ? prep_tables(ctx, s, &rows) : CLPHMM_SUCCESS;
   const size_t sz = sizeof(cl_mem), u = sizeof(cl_uint);
   const size_t sizes[] = {
-      sz, sz, sz, sz, sz,          sz, sz, u, sizeof per_column,
-      u,  u,  u,  sz, sizeof split};
+      sz, sz, sz, sz, sz,           sz, sz, u, sizeof per_column,
+      u,  u,  u,  sz, sizeof split, u};
   const void *const values[] = {
-      &m->rows,    &m->raw,      &m->hcodes,  &m->pairs,   &m->groups,
+      &rows,       &m->raw,      &m->hcodes,  &m->pairs,   &m->groups,
       &m->sums,    &m->bound,    &bound_cols, &per_column, &coop,
-      &first_slot, &first_group, &sync,       &split};
+      &first_slot, &first_group, &sync,       &split,      &raw_rows};
   cph_kernel *kn = (cph_kernel *)L->k; /* its argument cache changes */
   cl_kernel k = kn->kernel;
-  clphmm_status rc = set_args(k, &kn->args, 14, sizes, values);
+  if (!rc)
+    rc = set_args(k, &kn->args, inl ? 15 : 14, sizes, values);
   if (!rc)
     rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
                     CPH_EV_KERNEL, L->bin);
@@ -522,6 +540,8 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
   s->active = 1;
+  s->inline_rows = all_inline(s);
+  ctx->inline_chunks += (unsigned long)s->inline_rows;
   s->packed = packable(ctx, s);
   s->copied = copies(ctx, s);
   ctx->copied_chunks += (unsigned long)s->copied;
@@ -580,6 +600,11 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
   if (!rc)
     rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
+  /* The scaled form's weights of a chunk without row preparation, while
+   * the device computes (finishing needs them). */
+  if (!rc && s->inline_rows && s->stage.scaled)
+    cph_stage_weights(&s->stage);
+  trace_part(ctx, s, "sub-weights", &t);
   return rc;
 }
 

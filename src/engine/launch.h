@@ -20,8 +20,9 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *slot);
 
 /* Wait for the chunk in `slot`, add its device times to the statistics and
  * release its events. The sums are then in slot->sums (2 reals per slot in
- * the scaled form, else 1) and, when the device prepared the rows, the
- * weights in slot->stage.weights. */
+ * the scaled form, else 1) and the weights in slot->stage.weights (from
+ * the device's row preparation, or computed by the host at submission for
+ * chunks whose kernels compute their rows). */
 clphmm_status cph_collect(cph_engine *ctx, cph_slot *slot);
 
 /* Drop the events of a chunk that will not be collected (after a failure). */

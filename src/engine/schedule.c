@@ -466,13 +466,18 @@ static int stats_bin(const cph_engine *ctx, int set, uint32_t bin) {
 }
 
 /* The program of a launch of base kernel k: with the exit (`exit`), with
- * split pairs (*split > 1). Where that flavour does not build, or built a
+ * split pairs (*split > 1), computing its rows (the small-call variant's
+ * launches without the exit, when the device prepares the chunk's rows:
+ * not `host_prep`). Where that flavour does not build, or built a
  * fallback of another shape or without split pairs, the launch runs on
- * the base program, unsplit (the exit only saves time). */
+ * the base program, unsplit (the exit and the rows only save time). */
 static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
                                        const cph_kernel *k, int exit,
-                                       unsigned *split) {
-  const int flavor = (exit ? CPH_KF_EXIT : 0) | (*split > 1 ? CPH_KF_SPLIT : 0);
+                                       int host_prep, unsigned *split) {
+  const int inl = !exit && !host_prep && cph_engine_inline_rows(ctx, k);
+  const int flavor = (exit ? CPH_KF_EXIT : 0) |
+                     (*split > 1 ? CPH_KF_SPLIT : 0) |
+                     (inl ? CPH_KF_INLINE : 0);
   const cph_kernel *lk = k;
   if (!flavor)
     return k;
@@ -705,7 +710,8 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
       L->split = 1;
       L->split_groups = 0;
     }
-    L->k = launch_kernel(ctx, set, bin, k, bound_exit, &L->split);
+    L->k = launch_kernel(ctx, set, bin, k, bound_exit, stage->host_prep,
+                         &L->split);
     if (L->split < 2)
       L->split_groups = 0;
     L->n_slots = L->n_groups * ppw;
@@ -762,6 +768,9 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
     return 0;
   if (!k->variant.small || !same_shape(&k->variant, v))
     return 0;
+  /* (The stages of copied schedules are the device's to prepare.) */
+  unsigned one = 1;
+  k = launch_kernel(ctx, set, (uint32_t)vs->n, k, 0, 0, &one);
   const cph_bufctx *c = &ctx->bufs;
   if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
                          "staging the pair list") ||

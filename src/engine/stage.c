@@ -94,6 +94,18 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
   return CLPHMM_SUCCESS;
 }
 
+void cph_stage_weights(cph_stage *s) {
+  const uint32_t *reads = s->reads.ptr;
+  const uint8_t *raw = s->raw.ptr;
+  double *w = s->weights.ptr;
+  const int dbl = s->flavor == CPH_GKL_DOUBLE;
+  for (size_t k = 0; k < s->n_reads; k++) {
+    const size_t row = reads[2 * k], len = reads[2 * k + 1];
+    cph_weights_scaled(raw + 2 * s->n_rows + row, raw + 3 * s->n_rows + row,
+                       len, dbl, &w[2 * k], &w[2 * k + 1]);
+  }
+}
+
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */
 static uint8_t copy_quals(uint8_t *dst, const uint8_t *src, size_t n) {
   uint8_t any = 0;

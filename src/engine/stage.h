@@ -93,6 +93,11 @@ clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
 clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
                              const cph_stage *from);
 
+/* The scaled form's weights of every staged read (cph_weights_scaled) from
+ * its raw bytes, for chunks whose rows the kernels compute themselves
+ * (no row preparation to compute them on the device). */
+void cph_stage_weights(cph_stage *s);
+
 /* Stage rescue pairs of validated batches (consecutive pairs of one read
  * share its rows; pairs share their haplotypes). */
 clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,

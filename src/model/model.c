@@ -111,7 +111,7 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows) {
  * in double, and its running product P; the row above the first has
  * M = X = 0, Y = K/H and mm = mx = my = 1. */
 typedef struct scaled_walk {
-  double pmm, pmx, pmy, prod;
+  double pmm, pmx, pmy;
 } scaled_walk;
 
 static void scaled_step(scaled_walk *w, double mm, double gapm, double mx,
@@ -122,7 +122,6 @@ static void scaled_step(scaled_walk *w, double mm, double gapm, double mx,
   coef[0] = gapm * w->pmx / (mm * w->pmm);
   coef[1] = gapm * w->pmy / mm;
   coef[2] = gg * w->pmx / (mx * w->pmm);
-  w->prod *= mm;
   w->pmm = mm;
   w->pmx = mx;
   w->pmy = my;
@@ -142,7 +141,7 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                      double *wx) {
   const cph_tables_f *tf = cph_tables_gkl_float();
   const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
-  scaled_walk w = {1.0, 1.0, 1.0, 1.0};
+  scaled_walk w = {1.0, 1.0, 1.0};
   cph_bound_walk bw = CPH_BOUND_WALK_INIT;
   const int bound = !dbl && read->length > CPH_BOUND_MIN_ROWS;
   for (size_t k = 0; k < read->length; k++) {
@@ -155,10 +154,6 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
     const double mx = dbl ? td->ph2pr[i] : tf->ph2pr[i];
     const double my = dbl ? td->ph2pr[d] : tf->ph2pr[d];
     const double gg = dbl ? td->ph2pr[c] : tf->ph2pr[c];
-    if (k + 1 == read->length) {
-      *wm = w.prod * mm; /* P_R */
-      *wx = w.prod * mx; /* P_R-1 mx_R */
-    }
     double coef[3];
     scaled_step(&w, mm, gapm, mx, my, gg, coef);
     if (dbl) {
@@ -184,10 +179,29 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
                         .mismatch = tf->ph2pr[q] / 3.0f};
     }
   }
+  cph_weights_scaled(read->ins_quals, read->del_quals, read->length, dbl, wm,
+                     wx);
   /* The threshold (NaN: never stop) in the last row's qm. */
   if (!dbl && read->length)
     ((cph_row_fs *)rows)[read->length - 1].qm =
         bound ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
+}
+
+void cph_weights_scaled(const uint8_t *ins, const uint8_t *del, size_t length,
+                        int dbl, double *wm, double *wx) {
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  double prod = 1.0; /* P_k, in row order (cl/prep.cl multiplies so too) */
+  for (size_t k = 0; k < length; k++) {
+    const unsigned i = ins[k] & 127, d = del[k] & 127;
+    const size_t mi = mm_index(i, d);
+    const double mm = dbl ? td->mm[mi] : tf->mm[mi];
+    if (k + 1 == length) {
+      *wm = prod * mm;                                  /* P_R */
+      *wx = prod * (dbl ? td->ph2pr[i] : tf->ph2pr[i]); /* P_R-1 mx_R */
+    }
+    prod *= mm;
+  }
 }
 
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,

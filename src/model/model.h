@@ -69,6 +69,12 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
 void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
                      cph_row_d *rows);
 
+/* The scaled form's weights alone (*wm = P_R, *wx = P_R-1 mx_R, as
+ * cph_rows_scaled gives them) from a read's insertion and deletion
+ * qualities; unchanged for length 0. */
+void cph_weights_scaled(const uint8_t *ins, const uint8_t *del, size_t length,
+                        int dbl, double *wm, double *wx);
+
 /* The tables of the device's row preparation (cl/prep.cl) in a flavor:
  * CPH_PREP_TABLE_ENTRIES values, in double for the scaled form (its
  * constants are computed in double), else in the flavor's precision: the

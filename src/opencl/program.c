@@ -10,8 +10,9 @@
 #include "opencl/cl_sources.h"
 
 /* Files concatenated, in order, into every program. */
-static const char *const program_files[] = {
-    "prelude.cl", "shuffle.cl", "pairhmm.cl", "pairhmm_cpu.cl", "prep.cl"};
+static const char *const program_files[] = {"prelude.cl",     "shuffle.cl",
+                                            "rows.cl",        "pairhmm.cl",
+                                            "pairhmm_cpu.cl", "prep.cl"};
 _Static_assert(sizeof program_files / sizeof *program_files ==
                    CPH_N_PROGRAM_FILES,
                "CPH_N_PROGRAM_FILES");
@@ -40,10 +41,10 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   snprintf(buf, n,
            "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u -DCPH_MAXREG=%u "
            "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_VEC=%d "
-           "-DCPH_WG=%u -DCPH_EXIT=%d -DCPH_SPLIT=%d%s%s%s",
+           "-DCPH_WG=%u -DCPH_EXIT=%d -DCPH_SPLIT=%d -DCPH_INLINE=%d%s%s%s",
            v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
            (int)v->shuffle, v->vec, v->wg, cph_variant_exit(v, dbl), v->split,
-           v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
+           v->inline_rows, v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 

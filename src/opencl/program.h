@@ -42,6 +42,9 @@ typedef struct cph_variant {
                       CPUs, where GKL's float pass flushes too (FTZ) and a
                       denormal costs a hundred cycles (see plan.c) */
   int early_exit;  /* the program stops pairs early (cph_variant_exit) */
+  int inline_rows; /* the kernel computes its rows from the raw bytes
+                      (CPH_INLINE, cl/pairhmm.cl ROW_AT; no float early
+                      exit): small calls' launches (engine/schedule.c) */
   int split;       /* the program runs split pairs (CPH_SPLIT, cl/pairhmm.cl:
                       a launch's pairs on several work-groups); only the
                       launches that split get such a program (engine/
@@ -67,11 +70,12 @@ static inline int cph_variant_scaled(const cph_variant *v) {
  * 1, float programs of the scaled form stop pairs whose float sum is
  * certain to need the double rescue (model/bound.h); 2, double programs
  * stop pairs whose rows have underflowed to zeros (their sum is 0); 0,
- * none (the vector kernel, or turned off). */
+ * none (the vector kernel, turned off, or a float program that computes
+ * its rows itself: the bound lives in the prepared rows). */
 static inline int cph_variant_exit(const cph_variant *v, int dbl) {
   if (!v->early_exit || v->vec)
     return 0;
-  return dbl ? 2 : cph_variant_scaled(v) ? 1 : 0;
+  return dbl ? 2 : cph_variant_scaled(v) && !v->inline_rows ? 1 : 0;
 }
 
 /* Read rows per tile. */
@@ -115,7 +119,7 @@ cph_variant cph_variant_fit(const cph_variant *v, int dbl,
  * NVIDIA's driver, and a small call launches a few kernels of 12
  * arguments). Valid while `gen` equals cph_devbuf_generation(): a buffer
  * made or released since may reuse an old handle's value. */
-#define CPH_MAX_ARGS 14
+#define CPH_MAX_ARGS 15
 typedef struct cph_args {
   uint64_t v[CPH_MAX_ARGS][2]; /* values of up to 16 bytes */
   unsigned set;                /* bit a: v[a] is argument a's value */
@@ -139,7 +143,7 @@ void cph_variant_name(const cph_variant *v, char *buf, size_t n);
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
 /* The kernel source files, concatenated in order into every program. */
-#define CPH_N_PROGRAM_FILES 5
+#define CPH_N_PROGRAM_FILES 6
 typedef struct cph_sources {
   char *text[CPH_N_PROGRAM_FILES];
   size_t size[CPH_N_PROGRAM_FILES];
