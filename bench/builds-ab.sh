@@ -5,7 +5,8 @@
 # -n 3: wall and kernel ms of clphmm_compute), ROUNDS rounds (default 3);
 # prints every round, then the median over rounds per build and workload.
 # EXTRA adds workloads of bench/lib.sh's bench_workload_args (median
-# kernel and wall ms of 3 runs; e.g. long-double, peak512, peak2048). Each
+# kernel and wall ms of 3 runs, profiled; per-call workloads such as
+# regions: microseconds per call; e.g. long-double, peak512). Each
 # SOURCE_DIR (a source tree: this repository, or an export of a commit)
 # is built (Release, no tests) in SOURCE_DIR/build-ab first.
 #
@@ -33,6 +34,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || 
 # with -n the wall seconds follow the bracket.
 field() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[/) { print $(i - 1), $(i + 1); exit } }'; }
 EXTRA=${EXTRA:-}
+# Units of a workload's times: microseconds per call, else milliseconds.
+unit() { if [[ " $1 " == *" --calls "* ]]; then echo "us/call"; else echo ms; fi; }
 . bench/lib.sh
 declare -A res
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -56,13 +59,16 @@ for ((r = 1; r <= ROUNDS; r++)); do
     for w in $EXTRA; do
       a=$(bench_workload_args "$w") || exit 2
       # shellcheck disable=SC2086 # the workload's words are arguments
+      # (Per-call workloads print wall then kernel microseconds per call;
+      # the others kernel then wall seconds.)
       kw=$("$bench" --device "$DEVICE" --no-startup $a -n 3 |
         grep -E '^[0-9]+ .* (float|double) ' | head -1 | field |
-        awk '{ printf "%.2f %.2f", 1000 * $1, 1000 * $2 }')
+        if [[ " $a " == *" --calls "* ]]; then awk '{ print $2, $1 }'; else
+          awk '{ printf "%.2f %.2f", 1000 * $1, 1000 * $2 }'; fi)
       res[$label|$w|k]+="${kw% *} "
       res[$label|$w|w]+="${kw#* } "
-      printf "round %d  %-12s %-12s kernel %8s ms  wall %8s ms\n" "$r" "$label" "$w" \
-        "${kw% *}" "${kw#* }"
+      printf "round %d  %-12s %-12s kernel %8s %s  wall %8s %s\n" "$r" "$label" "$w" \
+        "${kw% *}" "$(unit "$a")" "${kw#* }" "$(unit "$a")"
     done
   done
 done
@@ -79,7 +85,9 @@ echo "(medians over the rounds; per-call medians of 1000 calls; mix: median of 3
 for w in $EXTRA; do
   for spec in "$@"; do
     label=${spec%%=*}
-    printf "%-12s %-12s kernel %8s ms  wall %8s ms\n" "$label" "$w" \
-      "$(median <<<"${res[$label|$w|k]}")" "$(median <<<"${res[$label|$w|w]}")"
+    a=$(bench_workload_args "$w")
+    printf "%-12s %-12s kernel %8s %s  wall %8s %s\n" "$label" "$w" \
+      "$(median <<<"${res[$label|$w|k]}")" "$(unit "$a")" \
+      "$(median <<<"${res[$label|$w|w]}")" "$(unit "$a")"
   done
 done
