@@ -695,12 +695,10 @@ static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n) {
   e->speculate = keep;
 }
 
-/* Large chunks' uploads on the copy queue (launch.c copies) and their
- * launches taking turns on two queues (launch.c overlaps): a call cut
+/* Large chunks' uploads on the copy queue (launch.c copies): a call cut
  * into several unpacked chunks on variants whose rows the device prepares
- * gives the same bits with each, both and neither, equal to the
- * reference; its chunks went over the copy queue and its launches over
- * the second queue when on, and none when off. */
+ * gives the same bits with the copy queue and without it, equal to the
+ * reference; its chunks went over the copy queue, and none without it. */
 static void test_copy_queue(clphmm_precision p) {
   /* (Its own numbers, as check_spec_after's.) */
   test_rng own, *rng = &own;
@@ -714,43 +712,34 @@ static void test_copy_queue(clphmm_precision p) {
   gen g = {0};
   for (int b = 0; b < 12; b++) {
     size_t lens[6];
-    for (size_t r = 0; r < 6; r++) /* (each read one tile: both queues) */
-      lens[r] = test_rng_range(rng, 10, b < 6 ? 64 : 120);
+    for (size_t r = 0; r < 6; r++)
+      lens[r] = test_rng_range(rng, 10, 120);
     add_batch(&g, rng, lens, 6, 3, 20, 160, b % 2, 0);
   }
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
-  e->pack_bytes = 0;      /* no packed chunks */
-  e->chunk_cells = 40000; /* several chunks of several launches */
-  double *got[4];
-  unsigned long copied[4], second[4];
-  for (int m = 0; m < 4; m++) {
-    e->copy_uploads = m & 1;
-    e->launch_overlap = m >> 1;
-    const unsigned long before = e->copied_chunks,
-                        launches = e->overlapped_launches;
-    got[m] = run_device(ctx, &g, n);
-    copied[m] = e->copied_chunks - before;
-    second[m] = e->overlapped_launches - launches;
+  e->pack_bytes = 0;     /* no packed chunks */
+  e->chunk_cells = 4000; /* several chunks */
+  double *got[2];
+  unsigned long copied[2];
+  for (int on = 0; on < 2; on++) {
+    e->copy_uploads = on;
+    const unsigned long before = e->copied_chunks;
+    got[on] = run_device(ctx, &g, n);
+    copied[on] = e->copied_chunks - before;
   }
   clphmm_stats st;
   clphmm_context_stats(ctx, &st);
   CHECK(st.chunks > 2, "copy queue: %llu chunks",
         (unsigned long long)st.chunks);
-  for (int m = 0; m < 4; m++) {
-    CHECK((copied[m] > 0) == (m & 1),
-          "copy queue %d, launch queue %d: %lu chunks copied", m & 1, m >> 1,
-          copied[m]);
-    CHECK((second[m] > 0) == (m >> 1),
-          "copy queue %d, launch queue %d: %lu launches on the second queue",
-          m & 1, m >> 1, second[m]);
-    CHECK(got[0] && got[m] && memcmp(got[0], got[m], n * sizeof **got) == 0,
-          "copy queue %d, launch queue %d: results differ from neither's",
-          m & 1, m >> 1);
-  }
-  compare(ctx, &g, "chunks over the copy queue and two launch queues");
-  for (int m = 0; m < 4; m++)
-    free(got[m]);
+  CHECK(copied[1] > 0 && copied[0] == 0,
+        "copy queue: %lu chunks copied with it, %lu without", copied[1],
+        copied[0]);
+  CHECK(got[0] && got[1] && memcmp(got[0], got[1], n * sizeof **got) == 0,
+        "copy queue: results differ from those without it");
+  compare(ctx, &g, "chunks over the copy queue");
+  free(got[0]);
+  free(got[1]);
   gen_free(&g);
   clphmm_context_destroy(ctx);
 }

@@ -91,12 +91,11 @@ static void release_kernels(cph_engine *ctx) {
 }
 
 /* The engine's queues: main, side and copy (NULL until made). */
-#define ENGINE_QUEUES 4
+#define ENGINE_QUEUES 3
 static void engine_queues(cph_engine *ctx, cl_command_queue *q[ENGINE_QUEUES]) {
   q[0] = &ctx->d.queue;
   q[1] = &ctx->side.queue;
   q[2] = &ctx->copy_queue;
-  q[3] = &ctx->launch_queue;
 }
 
 static void release_cl(cph_engine *ctx) {
@@ -240,11 +239,6 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_COPY_QUEUE", copy, 0, 1, NULL, &copy);
   ctx->copy_uploads = (int)copy;
-  /* A chunk's launches on two queues, taking turns; 0: on its own. */
-  uint64_t launch2 = 1;
-  if (!st)
-    st = env_number("CLPHMM_LAUNCH_QUEUE", launch2, 0, 1, NULL, &launch2);
-  ctx->launch_overlap = (int)launch2;
   /* Float mode's early exit for launches of pairs this large. */
   uint64_t exit_cells = CPH_EXIT_CELLS;
   if (!st)

@@ -74,13 +74,6 @@ typedef struct cph_slot {
   int copied;
   cph_devbuf in[5];
   cl_event in_ev;
-  /* Chunks whose launches take turns on the engine's second launch queue
-   * (launch.c overlaps): the event of the chunk's inputs (uploads and row
-   * preparation), which that queue's first launch waits for, and of its
-   * last launch there, which the copy out waits for (the slot's events own
-   * both). */
-  int overlap;
-  cl_event inputs_ev, launch2_ev;
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -191,13 +184,6 @@ typedef struct cph_engine {
    * they overlap the kernels of the chunk before ($CLPHMM_COPY_QUEUE). */
   cl_command_queue copy_queue;
   int copy_uploads;
-  /* A chunk's launches on the main queue take turns with this queue (made
-   * on first use), so that one launch's last work-groups run beside the
-   * next launch ($CLPHMM_LAUNCH_QUEUE; launch.c overlaps), and the
-   * launches it took (tests). */
-  cl_command_queue launch_queue;
-  int launch_overlap;
-  unsigned long overlapped_launches;
   unsigned long copied_chunks; /* (tests) */
   unsigned long side_chunks;   /* chunks on the side queue (tests) */
   cph_slot slots[CPH_SLOTS];

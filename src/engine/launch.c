@@ -30,7 +30,6 @@ void cph_slot_abandon(cph_slot *s) {
   s->n_events = 0;
   s->active = 0;
   s->in_ev = NULL; /* (one of the events) */
-  s->inputs_ev = s->launch2_ev = NULL;
 }
 
 /* A non-blocking copy of `bytes` from host memory to `dst`: on the slot's
@@ -42,7 +41,7 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
-  const int want = (s->timed && ctx->profile) || s->copied || s->overlap;
+  const int want = (s->timed && ctx->profile) || s->copied;
   cl_command_queue q = s->copied ? ctx->copy_queue : s->d->queue;
   cl_int err = cph_cl.EnqueueWriteBuffer(q, dst, CL_FALSE, 0, bytes, src, 0,
                                          NULL, want ? &ev : NULL);
@@ -52,8 +51,6 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
       want ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
   if (!rc && s->copied)
     s->in_ev = ev;
-  if (!rc)
-    s->inputs_ev = ev;
   return rc;
 }
 
@@ -79,36 +76,18 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
   return add_event(s, ev, CPH_EV_DOWNLOAD, -1);
 }
 
-/* A kernel on the slot's queue, or (`second`) on the engine's second
- * launch queue, whose first launch of the chunk waits for its inputs
- * there. The row preparation of a chunk whose launches take turns, and
- * every launch on the second queue, have events: the other queue waits
- * for them. */
 static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
-                                size_t global, size_t local, int kind, int bin,
-                                int second) {
-  cl_event ev = NULL, w = NULL;
-  cl_uint n_w;
-  if (second) {
-    w = s->launch2_ev ? NULL : s->inputs_ev;
-    n_w = w ? 1 : 0;
-  } else {
-    n_w = take_waits(s, &w);
-  }
-  const int want =
-      ctx->profile || second || (kind == CPH_EV_PREP && s->overlap);
-  cl_int err = cph_cl.EnqueueNDRangeKernel(
-      second ? ctx->launch_queue : s->d->queue, k, 1, NULL, &global, &local,
-      n_w, n_w ? &w : NULL, want ? &ev : NULL);
+                                size_t global, size_t local, int kind,
+                                int bin) {
+  cl_event ev = NULL, w;
+  const cl_uint n_w = take_waits(s, &w);
+  cl_int err =
+      cph_cl.EnqueueNDRangeKernel(s->d->queue, k, 1, NULL, &global, &local, n_w,
+                                  n_w ? &w : NULL, ctx->profile ? &ev : NULL);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the kernel");
-  clphmm_status rc = want ? add_event(s, ev, kind, bin) : CLPHMM_SUCCESS;
-  if (!rc && second)
-    s->launch2_ev = ev;
-  else if (!rc && kind == CPH_EV_PREP)
-    s->inputs_ev = ev;
-  return rc;
+  return ctx->profile ? add_event(s, ev, kind, bin) : CLPHMM_SUCCESS;
 }
 
 /* Set the arguments of k that differ from those in `cache` (values of at
@@ -462,12 +441,12 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   rc = set_args(pk->prep, &pk->prep_args, 6, sizes, values);
   if (!rc)
     rc = run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
-                    CPH_EV_PREP, -1, 0);
+                    CPH_EV_PREP, -1);
   return rc;
 }
 
 static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
-                            const chunk_mems *m, int second) {
+                            const chunk_mems *m) {
   const cl_uint bound_cols = L->bound_cols, coop = L->coop;
   const cl_uint first_slot = (cl_uint)L->first_slot,
                 first_group = (cl_uint)L->first_group;
@@ -504,7 +483,7 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
     rc = set_args(k, &kn->args, inl ? 15 : 14, sizes, values);
   if (!rc)
     rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
-                    CPH_EV_KERNEL, L->bin, second);
+                    CPH_EV_KERNEL, L->bin);
   /* Every work-group of the launch draws one ticket. */
   if (!rc && L->split > 1) {
     s->d->split_ticket += (uint32_t)wgs;
@@ -547,33 +526,6 @@ static int copies(cph_engine *ctx, const cph_slot *s) {
                                    "copy queue");
 }
 
-/* Whether a launch may run on the second launch queue, beside the main
- * queue's: not when it reads or writes the tile boundary rows or the
- * split pairs' flags, which every launch of a chunk indexes from 0 (one
- * such launch at a time, on the main queue). */
-static int second_ok(const cph_launch *L) {
-  return L->bound_cols == 0 && L->split < 2;
-}
-
-/* Whether a chunk's launches take turns on two queues. On one in-order
- * queue each launch waits for the last work-groups of the one before: a
- * HaplotypeCaller-like chunk runs five or six launches, one per bin of
- * read lengths, most of them too small to fill the device, and the mix's
- * kernels took 24.0 ms in 17 chunks against 22.3 in 7 (H200, bench/
- * results). Not for packed chunks (small calls: one launch, as a rule)
- * or the side queue's. */
-static int overlaps(cph_engine *ctx, const cph_slot *s) {
-  const cph_sched *sc = &s->sched;
-  if (s->packed || s->d != &ctx->d || sc->n_launches < 2)
-    return 0;
-  size_t n = 0;
-  for (size_t i = 1; i < sc->n_launches; i++)
-    n += (size_t)second_ok(&sc->launches[i]);
-  return n &&
-         cph_engine_optional_queue(ctx, &ctx->launch_queue,
-                                   &ctx->launch_overlap, "second launch queue");
-}
-
 /* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
  * small call's enqueueing time goes), timed from *t, which moves on. */
 static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
@@ -588,12 +540,10 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
   s->active = 1;
-  s->in_ev = s->inputs_ev = s->launch2_ev = NULL;
   s->inline_rows = all_inline(s);
   ctx->inline_chunks += (unsigned long)s->inline_rows;
   s->packed = packable(ctx, s);
   s->copied = copies(ctx, s);
-  s->overlap = overlaps(ctx, s);
   ctx->copied_chunks += (unsigned long)s->copied;
   ctx->side_chunks += s->d == &ctx->side;
   size_t out[N_OUT];
@@ -630,27 +580,14 @@ clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *s) {
   const int early = ctx->early_flush;
   clphmm_status rc = CLPHMM_SUCCESS;
   /* (Before the first launch only when the row preparation came after
-   * the uploads' flush.) With two queues, each launch that may goes to
-   * the one with fewer cells so far. */
-  uint64_t cells[2] = {0, 0};
+   * the uploads' flush.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
-    const cph_launch *L = &sc->launches[i];
-    const int second = s->overlap && second_ok(L) && cells[1] < cells[0];
-    cells[second] += L->cells;
     if (early && (i > 0 || needs_prep(s)))
       rc = flush(ctx, s);
     trace_part(ctx, s, "sub-flush", &t);
     if (!rc)
-      rc = launch(ctx, s, L, &m, second);
-    ctx->overlapped_launches += (unsigned long)second;
+      rc = launch(ctx, s, &sc->launches[i], &m);
     trace_part(ctx, s, "sub-launch", &t);
-  }
-  /* The copies out wait for the second queue's last launch. */
-  if (!rc && s->launch2_ev) {
-    const cl_int err = cph_cl.Flush(ctx->launch_queue);
-    if (err != CL_SUCCESS)
-      rc = cph_buf_fail(&ctx->bufs, "clFlush", err, "starting the launches");
-    s->in_ev = s->launch2_ev;
   }
   return rc;
 }
