@@ -453,6 +453,80 @@ static void test_log10_and_rescue(void) {
   CHECK(!cph_needs_rescue(0x1.fffffep127f), "FLT_MAX needs rescue");
 }
 
+/* The scaled form's weights (P_R, P_R-1 mx_R): one read at a time, four
+ * at a time (reads of different lengths, 0 and 1 among them) and from
+ * cph_rows_scaled, bit for bit against the product taken here row by row
+ * from the tables, in both precisions. */
+static void test_weights(void) {
+  enum { N = 8, MAXLEN = 200 };
+  static const size_t lens[N] = {150, 0, 1, 2, 149, 200, 151, 37};
+  uint8_t ins[N][MAXLEN], del[N][MAXLEN];
+  test_rng rng;
+  test_rng_init(&rng, 20261126);
+  for (size_t r = 0; r < N; r++)
+    for (size_t k = 0; k < MAXLEN; k++) {
+      ins[r][k] = (uint8_t)test_rng_range(&rng, 0, 127);
+      del[r][k] = (uint8_t)test_rng_range(&rng, 0, 127);
+    }
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  for (int dbl = 0; dbl < 2; dbl++) {
+    double want[2 * N], one[2 * N], four[2 * N];
+    for (size_t r = 0; r < N; r++) {
+      double p = 1.0;
+      want[2 * r] = want[2 * r + 1] = one[2 * r] = one[2 * r + 1] = 1.0;
+      four[2 * r] = four[2 * r + 1] = 1.0;
+      for (size_t k = 0; k < lens[r]; k++) {
+        const size_t mi = tri_index(ins[r][k], del[r][k]);
+        const double mm = dbl ? td->mm[mi] : (double)tf->mm[mi];
+        if (k + 1 == lens[r]) {
+          want[2 * r] = p * mm;
+          want[2 * r + 1] =
+              p * (dbl ? td->ph2pr[ins[r][k]] : (double)tf->ph2pr[ins[r][k]]);
+        }
+        p *= mm;
+      }
+      cph_weights_scaled(ins[r], del[r], lens[r], dbl, &one[2 * r],
+                         &one[2 * r + 1]);
+    }
+    for (size_t g = 0; g < N; g += 4) {
+      const uint8_t *in[4], *de[4];
+      for (int r = 0; r < 4; r++) {
+        in[r] = ins[g + r];
+        de[r] = del[g + r];
+      }
+      cph_weights_scaled4(in, de, &lens[g], dbl, &four[2 * g]);
+    }
+    CHECK(memcmp(want, one, sizeof want) == 0,
+          "weights one read at a time (dbl %d) differ", dbl);
+    CHECK(memcmp(want, four, sizeof want) == 0,
+          "weights four reads at a time (dbl %d) differ", dbl);
+    /* cph_rows_scaled's, for the non-empty reads. */
+    qread q;
+    if (!qread_alloc(&q, MAXLEN)) {
+      CHECK(0, "out of memory");
+      return;
+    }
+    void *rows = malloc(MAXLEN * sizeof(cph_row_ds));
+    for (size_t r = 0; rows && r < N; r++) {
+      if (!lens[r])
+        continue;
+      memcpy(q.ins, ins[r], lens[r]);
+      memcpy(q.del, del[r], lens[r]);
+      memset(q.q, 30, lens[r]);
+      memset(q.gcp, 10, lens[r]);
+      memset(q.bases, 'A', lens[r]);
+      q.read.length = lens[r];
+      double wm = 0, wx = 0;
+      cph_rows_scaled(&q.read, dbl, rows, &wm, &wx);
+      CHECK(wm == want[2 * r] && wx == want[2 * r + 1],
+            "cph_rows_scaled's weights of read %zu (dbl %d) differ", r, dbl);
+    }
+    free(rows);
+    qread_free(&q);
+  }
+}
+
 int main(void) {
   test_ph2pr();
   test_mm_exact_zeros();
@@ -463,5 +537,6 @@ int main(void) {
   test_rows_fields();
   test_base_codes();
   test_log10_and_rescue();
+  test_weights();
   return test_finish();
 }

@@ -96,14 +96,24 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
 
 void cph_stage_weights(cph_stage *s) {
   const uint32_t *reads = s->reads.ptr;
-  const uint8_t *raw = s->raw.ptr;
+  const uint8_t *ins = (const uint8_t *)s->raw.ptr + 2 * s->n_rows,
+                *del = (const uint8_t *)s->raw.ptr + 3 * s->n_rows;
   double *w = s->weights.ptr;
   const int dbl = s->flavor == CPH_GKL_DOUBLE;
-  for (size_t k = 0; k < s->n_reads; k++) {
-    const size_t row = reads[2 * k], len = reads[2 * k + 1];
-    cph_weights_scaled(raw + 2 * s->n_rows + row, raw + 3 * s->n_rows + row,
-                       len, dbl, &w[2 * k], &w[2 * k + 1]);
+  size_t k = 0;
+  for (; k + 4 <= s->n_reads; k += 4) {
+    const uint8_t *in[4], *de[4];
+    size_t len[4];
+    for (int r = 0; r < 4; r++) {
+      in[r] = ins + reads[2 * (k + r)];
+      de[r] = del + reads[2 * (k + r)];
+      len[r] = reads[2 * (k + r) + 1];
+    }
+    cph_weights_scaled4(in, de, len, dbl, &w[2 * k]);
   }
+  for (; k < s->n_reads; k++)
+    cph_weights_scaled(ins + reads[2 * k], del + reads[2 * k], reads[2 * k + 1],
+                       dbl, &w[2 * k], &w[2 * k + 1]);
 }
 
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */

@@ -187,20 +187,55 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
         bound ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
 }
 
+/* Row k's match-to-match probability in the scaled form's tables. */
+static double scaled_mm(const uint8_t *ins, const uint8_t *del, size_t k,
+                        int dbl) {
+  const size_t mi = mm_index(ins[k] & 127u, del[k] & 127u);
+  return dbl ? cph_tables_double(CPH_GKL_DOUBLE)->mm[mi]
+             : (double)cph_tables_gkl_float()->mm[mi];
+}
+
+/* The weights from P_R-1 (`prod`: rows 0..length-2 multiplied in row
+ * order, as cl/prep.cl does) and the last row. */
+static void scaled_last(const uint8_t *ins, const uint8_t *del, size_t length,
+                        int dbl, double prod, double *wm, double *wx) {
+  const unsigned i = ins[length - 1] & 127u;
+  *wm = prod * scaled_mm(ins, del, length - 1, dbl); /* P_R */
+  *wx =
+      prod * (dbl ? cph_tables_double(CPH_GKL_DOUBLE)->ph2pr[i]
+                  : (double)cph_tables_gkl_float()->ph2pr[i]); /* P_R-1 mx_R */
+}
+
 void cph_weights_scaled(const uint8_t *ins, const uint8_t *del, size_t length,
                         int dbl, double *wm, double *wx) {
-  const cph_tables_f *tf = cph_tables_gkl_float();
-  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
-  double prod = 1.0; /* P_k, in row order (cl/prep.cl multiplies so too) */
-  for (size_t k = 0; k < length; k++) {
-    const unsigned i = ins[k] & 127, d = del[k] & 127;
-    const size_t mi = mm_index(i, d);
-    const double mm = dbl ? td->mm[mi] : tf->mm[mi];
-    if (k + 1 == length) {
-      *wm = prod * mm;                                  /* P_R */
-      *wx = prod * (dbl ? td->ph2pr[i] : tf->ph2pr[i]); /* P_R-1 mx_R */
-    }
-    prod *= mm;
+  if (!length)
+    return;
+  double prod = 1.0;
+  for (size_t k = 0; k + 1 < length; k++)
+    prod *= scaled_mm(ins, del, k, dbl);
+  scaled_last(ins, del, length, dbl, prod, wm, wx);
+}
+
+void cph_weights_scaled4(const uint8_t *const ins[4],
+                         const uint8_t *const del[4], const size_t length[4],
+                         int dbl, double w[8]) {
+  size_t common = length[0];
+  for (int r = 1; r < 4; r++)
+    common = length[r] < common ? length[r] : common;
+  /* The rows all four have (but each one's last) as four independent
+   * chains of products, then each read's own rest. */
+  double prod[4] = {1.0, 1.0, 1.0, 1.0};
+  const size_t shared = common ? common - 1 : 0;
+  for (size_t k = 0; k < shared; k++)
+    for (int r = 0; r < 4; r++)
+      prod[r] *= scaled_mm(ins[r], del[r], k, dbl);
+  for (int r = 0; r < 4; r++) {
+    if (!length[r])
+      continue;
+    for (size_t k = shared; k + 1 < length[r]; k++)
+      prod[r] *= scaled_mm(ins[r], del[r], k, dbl);
+    scaled_last(ins[r], del[r], length[r], dbl, prod[r], &w[2 * r],
+                &w[2 * r + 1]);
   }
 }
 
