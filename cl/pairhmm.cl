@@ -50,7 +50,8 @@
  *         x = fma(a, x_up, m_up)
  *         y = fma(yy, y_left, m_left)
  *     with per-row constants (row i-1 above; 1s above the first row),
- *     computed by the host in double (cph_rows_scaled):
+ *     computed in double (row_of in rows.cl; the host's cph_rows_scaled
+ *     where the device cannot):
  *         b = gapm_i mx_i-1 / (mm_i mm_i-1),  g = gapm_i my_i-1 / mm_i,
  *         a = xx_i mx_i-1 / (mx_i mm_i-1).
  *     The kernel returns the last row's sums of m and x; the host weights
@@ -153,7 +154,7 @@ typedef float4 realv;
 #if CPH_SCALED
 #define DECLARE_COEFS real cb[C], cg[C], ca[C], gg[C]
 #define PAD_COEFS(c) (cb[c] = cg[c] = (real)0, ca[c] = gg[c] = (real)1)
-/* The host computes them (cph_rows_scaled). */
+/* From the prepared row or row_of (rows.cl). */
 #define ROW_COEFS(c, rp, first)                                                \
   (cb[c] = rp[0], cg[c] = rp[1], ca[c] = rp[2], gg[c] = rp[3])
 #else

@@ -826,6 +826,17 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
             p ? "double" : "float", e->inline_chunks - before);
       free(c);
       e->inline_rows = 1;
+      /* Rows prepared on the host: not computed in the kernels either. */
+      e->host_prep = 1;
+      const unsigned long before_host = e->inline_chunks;
+      c = run_device(small, &g, n);
+      CHECK(c && a && memcmp(a, c, n * sizeof *a) == 0 &&
+                e->inline_chunks == before_host,
+            "%s: the small-call variant on rows prepared on the host differs "
+            "(%lu chunks computed their rows)",
+            p ? "double" : "float", e->inline_chunks - before_host);
+      free(c);
+      e->host_prep = 0;
     }
     clphmm_stats st;
     CHECK_STATUS(clphmm_context_stats(small, &st), CLPHMM_SUCCESS, small);

@@ -640,13 +640,18 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
     return rc;
   }
   /* (What the abandoned attempt counted is not counted again.) */
-  const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks;
+  const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks,
+                      inl = ctx->inline_chunks;
   const uint64_t split = ctx->stats.split_pairs;
   const double t0 = cph_now();
   int ok = f->stage.n_jobs && d->stage.n_jobs; /* (else nothing to pair) */
   ok = ok && !cph_submit_inputs(ctx, d) && !cph_submit_inputs(ctx, f) &&
        !cph_submit_launches(ctx, d) && !cph_submit_launches(ctx, f) &&
        !cph_submit_outputs(ctx, d) && !cph_submit_outputs(ctx, f);
+  if (ok) { /* (both chunks' copies out queued first) */
+    cph_submit_weights(ctx, f);
+    cph_submit_weights(ctx, d);
+  }
   cph_trace_host(&ctx->trace, "submit", (int)(f - ctx->slots), t0);
   if (ok) {
     ctx->spec_calls++;
@@ -659,6 +664,7 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   c->speculated = 0;
   ctx->copied_chunks = copied;
   ctx->side_chunks = side;
+  ctx->inline_chunks = inl;
   ctx->stats.split_pairs = split;
   ctx->alloc_failed = 0; /* (the float chunk's own failures count) */
   return submit_chunk(ctx, f);

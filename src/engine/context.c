@@ -477,12 +477,11 @@ clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
   if (st) {
     *failed = 1;
     cph_diag_note(&ctx->diag,
-                  "variant %zu's program with %s did not build (launches run "
-                  "without): %s",
-                  v,
-                  flavor & CPH_KF_SPLIT    ? "split pairs"
-                  : flavor & CPH_KF_INLINE ? "rows computed in the kernel"
-                                           : "the early exit",
+                  "variant %zu's program with%s%s%s did not build (launches "
+                  "run without): %s",
+                  v, flavor & CPH_KF_SPLIT ? " split pairs" : "",
+                  flavor & CPH_KF_EXIT ? " the early exit" : "",
+                  flavor & CPH_KF_INLINE ? " rows computed in the kernel" : "",
                   cph_error_message());
   } else {
     *kernel = k;

@@ -164,7 +164,8 @@ typedef struct copy {
 
 /* A chunk's inputs, in the order of its input pack's parts. With rows
  * prepared here only the base codes of the raw bytes are needed on the
- * device, and the rows instead of the read table. */
+ * device, and the rows instead of the read table; kernels that compute
+ * their rows need no read table (only the row preparation reads it). */
 enum { IN_RAW, IN_ROWS, IN_HCODES, IN_PAIRS, IN_GROUPS, N_IN };
 static void inputs(const cph_slot *s, copy c[N_IN]) {
   const cph_stage *st = &s->stage;
@@ -175,7 +176,8 @@ static void inputs(const cph_slot *s, copy c[N_IN]) {
   c[IN_ROWS] = st->host_prep
                    ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
                             "uploading read rows"}
-                   : (copy){st->reads.ptr, 8 * st->n_reads, "uploading reads"};
+                   : (copy){st->reads.ptr, s->inline_rows ? 0 : 8 * st->n_reads,
+                            "uploading reads"};
   c[IN_HCODES] =
       (copy){st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"};
   c[IN_PAIRS] =
@@ -249,7 +251,7 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
     for (size_t i = 0; i < N_IN && !rc; i++)
       rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
     /* (The row preparation takes the weights' buffer in every form.) */
-    if (!rc)
+    if (!rc && !s->inline_rows)
       rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
                              "allocating weights");
     if (!rc)
@@ -396,9 +398,8 @@ static void unpack_outputs(cph_slot *s) {
            (char *)s->pack_out.ptr + s->out_off[OUT_WEIGHTS], out[OUT_WEIGHTS]);
 }
 
-/* The rows of every read from its raw bytes (cl/prep.cl), with the
- * program of the chunk's first launch (all kernels of a chunk share the
- * arithmetic form). */
+/* Whether the chunk runs the row preparation: rows not prepared on the
+ * host, and not every launch computing its own. */
 static int needs_prep(const cph_slot *s) {
   const cph_stage *st = &s->stage;
   return !st->host_prep && !s->inline_rows && st->n_reads &&
@@ -413,6 +414,9 @@ static int all_inline(const cph_slot *s) {
   return !s->stage.host_prep && s->sched.n_launches && i == s->sched.n_launches;
 }
 
+/* The rows of every read from its raw bytes (cl/prep.cl), with the
+ * program of the chunk's first launch that has the row preparation (all
+ * kernels of a chunk share the arithmetic form). */
 static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
                                   const chunk_mems *m) {
   const cph_stage *st = &s->stage;
@@ -600,12 +604,15 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
   if (!rc)
     rc = flush(ctx, s);
   trace_part(ctx, s, "sub-flush", &t);
-  /* The scaled form's weights of a chunk without row preparation, while
-   * the device computes (finishing needs them). */
-  if (!rc && s->inline_rows && s->stage.scaled)
-    cph_stage_weights(&s->stage);
-  trace_part(ctx, s, "sub-weights", &t);
   return rc;
+}
+
+void cph_submit_weights(cph_engine *ctx, cph_slot *s) {
+  if (!s->active || !s->inline_rows || !s->stage.scaled)
+    return;
+  double t = ctx->trace.f ? cph_now() : 0;
+  cph_stage_weights(&s->stage);
+  trace_part(ctx, s, "sub-weights", &t);
 }
 
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
@@ -614,6 +621,8 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
     rc = cph_submit_launches(ctx, s);
   if (!rc)
     rc = cph_submit_outputs(ctx, s);
+  if (!rc)
+    cph_submit_weights(ctx, s);
   return rc;
 }
 

@@ -10,13 +10,18 @@
 /* Enqueue everything of the chunk in `slot` (staged and scheduled). */
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *slot);
 
-/* cph_submit in its three parts, in this order, so that two chunks on
+/* cph_submit in its parts, in this order, so that two chunks on
  * different queues can take turns (compute.c: a small call's float pass
  * and its speculative double pass): the copies in and the row
  * preparation, the launches, the copies out. */
 clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *slot);
 clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *slot);
 clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *slot);
+
+/* After a chunk's commands (cph_submit does it): the scaled form's weights
+ * of a chunk whose kernels compute their rows, on the host while the device
+ * computes (no row preparation computes them there). */
+void cph_submit_weights(cph_engine *ctx, cph_slot *slot);
 
 /* Wait for the chunk in `slot`, add its device times to the statistics and
  * release its events. The sums are then in slot->sums (2 reals per slot in

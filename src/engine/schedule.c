@@ -475,13 +475,17 @@ static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
                                        const cph_kernel *k, int exit,
                                        int host_prep, unsigned *split) {
   const int inl = !exit && !host_prep && cph_engine_inline_rows(ctx, k);
-  const int flavor = (exit ? CPH_KF_EXIT : 0) |
-                     (*split > 1 ? CPH_KF_SPLIT : 0) |
-                     (inl ? CPH_KF_INLINE : 0);
+  int flavor = (exit ? CPH_KF_EXIT : 0) | (*split > 1 ? CPH_KF_SPLIT : 0) |
+               (inl ? CPH_KF_INLINE : 0);
   const cph_kernel *lk = k;
   if (!flavor)
     return k;
-  if (cph_context_kernel_as(ctx, bin, set, k, flavor, &lk)) {
+  /* (Without its own rows, where that program does not build: the split
+   * pairs may.) */
+  int failed = cph_context_kernel_as(ctx, bin, set, k, flavor, &lk) != 0;
+  if (failed && inl && (flavor &= ~CPH_KF_INLINE))
+    failed = cph_context_kernel_as(ctx, bin, set, k, flavor, &lk) != 0;
+  if (failed || !flavor) {
     *split = 1;
     return k;
   }

@@ -88,8 +88,7 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
   memcpy(s->raw.ptr, from->raw.ptr, CPH_RAW_ROW_BYTES * s->n_rows);
   memcpy(s->reads.ptr, from->reads.ptr, 8 * s->n_reads);
   memcpy(s->hcodes.ptr, from->hcodes.ptr, 4 * s->n_hwords);
-  /* (Not the weights: the device computes them, and the float chunk's
-   * download may still be writing `from`'s.) */
+  /* (Not the weights: each pass has its own, from its own tables.) */
   memcpy(s->jobs, from->jobs, s->n_jobs * sizeof *s->jobs);
   return CLPHMM_SUCCESS;
 }

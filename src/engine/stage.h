@@ -86,7 +86,8 @@ clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                double *results);
 
 /* The staging of `from` (rows not prepared on the host, nor in s; weights
- * left to the device): the same
+ * not copied: each pass computes its own, on the device or, when its
+ * kernels compute their rows, on the host at submission): the same
  * pieces for another pass (float mode's speculative double pass takes the
  * float pass's staging: a copy of a region's 30 KB instead of encoding and
  * checking it again). */

@@ -187,38 +187,52 @@ void cph_rows_scaled(const clphmm_read *read, int dbl, void *rows, double *wm,
         bound ? cph_float_up(cph_bound_threshold(&bw, read->length)) : NAN;
 }
 
-/* Row k's match-to-match probability in the scaled form's tables. */
-static double scaled_mm(const uint8_t *ins, const uint8_t *del, size_t k,
-                        int dbl) {
+/* The scaled form's tables of a precision, fetched once per call (each
+ * fetch is a pthread_once: per row it cost the weights half their time). */
+typedef struct weight_tab {
+  const float *mm_f, *ph_f;
+  const double *mm_d, *ph_d;
+  int dbl;
+} weight_tab;
+
+static weight_tab weights_tab(int dbl) {
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  return (weight_tab){tf->mm, tf->ph2pr, td->mm, td->ph2pr, dbl};
+}
+
+/* Row k's match-to-match probability. */
+static inline double weight_mm(const weight_tab *t, const uint8_t *ins,
+                               const uint8_t *del, size_t k) {
   const size_t mi = mm_index(ins[k] & 127u, del[k] & 127u);
-  return dbl ? cph_tables_double(CPH_GKL_DOUBLE)->mm[mi]
-             : (double)cph_tables_gkl_float()->mm[mi];
+  return t->dbl ? t->mm_d[mi] : (double)t->mm_f[mi];
 }
 
 /* The weights from P_R-1 (`prod`: rows 0..length-2 multiplied in row
  * order, as cl/prep.cl does) and the last row. */
-static void scaled_last(const uint8_t *ins, const uint8_t *del, size_t length,
-                        int dbl, double prod, double *wm, double *wx) {
+static void weights_last(const weight_tab *t, const uint8_t *ins,
+                         const uint8_t *del, size_t length, double prod,
+                         double *wm, double *wx) {
   const unsigned i = ins[length - 1] & 127u;
-  *wm = prod * scaled_mm(ins, del, length - 1, dbl); /* P_R */
-  *wx =
-      prod * (dbl ? cph_tables_double(CPH_GKL_DOUBLE)->ph2pr[i]
-                  : (double)cph_tables_gkl_float()->ph2pr[i]); /* P_R-1 mx_R */
+  *wm = prod * weight_mm(t, ins, del, length - 1);         /* P_R */
+  *wx = prod * (t->dbl ? t->ph_d[i] : (double)t->ph_f[i]); /* P_R-1 mx_R */
 }
 
 void cph_weights_scaled(const uint8_t *ins, const uint8_t *del, size_t length,
                         int dbl, double *wm, double *wx) {
   if (!length)
     return;
+  const weight_tab t = weights_tab(dbl);
   double prod = 1.0;
   for (size_t k = 0; k + 1 < length; k++)
-    prod *= scaled_mm(ins, del, k, dbl);
-  scaled_last(ins, del, length, dbl, prod, wm, wx);
+    prod *= weight_mm(&t, ins, del, k);
+  weights_last(&t, ins, del, length, prod, wm, wx);
 }
 
 void cph_weights_scaled4(const uint8_t *const ins[4],
                          const uint8_t *const del[4], const size_t length[4],
                          int dbl, double w[8]) {
+  const weight_tab t = weights_tab(dbl);
   size_t common = length[0];
   for (int r = 1; r < 4; r++)
     common = length[r] < common ? length[r] : common;
@@ -228,14 +242,14 @@ void cph_weights_scaled4(const uint8_t *const ins[4],
   const size_t shared = common ? common - 1 : 0;
   for (size_t k = 0; k < shared; k++)
     for (int r = 0; r < 4; r++)
-      prod[r] *= scaled_mm(ins[r], del[r], k, dbl);
+      prod[r] *= weight_mm(&t, ins[r], del[r], k);
   for (int r = 0; r < 4; r++) {
     if (!length[r])
       continue;
     for (size_t k = shared; k + 1 < length[r]; k++)
-      prod[r] *= scaled_mm(ins[r], del[r], k, dbl);
-    scaled_last(ins[r], del[r], length[r], dbl, prod[r], &w[2 * r],
-                &w[2 * r + 1]);
+      prod[r] *= weight_mm(&t, ins[r], del[r], k);
+    weights_last(&t, ins[r], del[r], length[r], prod[r], &w[2 * r],
+                 &w[2 * r + 1]);
   }
 }
 

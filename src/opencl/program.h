@@ -116,7 +116,7 @@ cph_variant cph_variant_fit(const cph_variant *v, int dbl,
  * one asked for when that failed to build and a simpler one replaced it. */
 /* The arguments last set on a kernel object, so that a launch sets only
  * those that changed (each clSetKernelArg costs about a microsecond on
- * NVIDIA's driver, and a small call launches a few kernels of 12
+ * NVIDIA's driver, and a small call launches kernels of 14 or 15
  * arguments). Valid while `gen` equals cph_devbuf_generation(): a buffer
  * made or released since may reuse an old handle's value. */
 #define CPH_MAX_ARGS 15
