@@ -765,6 +765,26 @@ static void test_only_empty_pairs(clphmm_precision p) {
   clphmm_context_destroy(ctx);
 }
 
+/* Call `g` (n pairs) on a small-call variant's context with *setting =
+ * value (an engine field that keeps its kernels from computing their rows)
+ * for the call: the bits of `want`, and no chunk computed its rows. */
+static void check_rows_elsewhere(clphmm_context *ctx, const gen *g, size_t n,
+                                 const double *want, int *setting, int value,
+                                 const char *how) {
+  cph_engine *e = ctx->eng[0];
+  const int keep = *setting;
+  const unsigned long before = e->inline_chunks;
+  *setting = value;
+  double *got = run_device(ctx, g, n);
+  *setting = keep;
+  CHECK(got && want && memcmp(want, got, n * sizeof *got) == 0 &&
+            e->inline_chunks == before,
+        "%s: the small-call variant %s differs (%lu chunks computed their "
+        "rows)",
+        ctx->precision ? "double" : "float", how, e->inline_chunks - before);
+  free(got);
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -816,27 +836,10 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
           "%s, %zu pairs: %lu chunks computed their rows in the kernel",
           p ? "double" : "float", n, inl_chunks);
     if (!big) {
-      e->inline_rows = 0;
-      const unsigned long before = e->inline_chunks;
-      double *c = run_device(small, &g, n);
-      CHECK(c && a && memcmp(a, c, n * sizeof *a) == 0 &&
-                e->inline_chunks == before,
-            "%s: the small-call variant on prepared rows differs (%lu "
-            "chunks computed their rows)",
-            p ? "double" : "float", e->inline_chunks - before);
-      free(c);
-      e->inline_rows = 1;
-      /* Rows prepared on the host: not computed in the kernels either. */
-      e->host_prep = 1;
-      const unsigned long before_host = e->inline_chunks;
-      c = run_device(small, &g, n);
-      CHECK(c && a && memcmp(a, c, n * sizeof *a) == 0 &&
-                e->inline_chunks == before_host,
-            "%s: the small-call variant on rows prepared on the host differs "
-            "(%lu chunks computed their rows)",
-            p ? "double" : "float", e->inline_chunks - before_host);
-      free(c);
-      e->host_prep = 0;
+      check_rows_elsewhere(small, &g, n, a, &e->inline_rows, 0,
+                           "on prepared rows");
+      check_rows_elsewhere(small, &g, n, a, &e->host_prep, 1,
+                           "on rows prepared on the host");
     }
     clphmm_stats st;
     CHECK_STATUS(clphmm_context_stats(small, &st), CLPHMM_SUCCESS, small);
