@@ -611,7 +611,7 @@ void cph_submit_weights(cph_engine *ctx, cph_slot *s) {
   if (!s->active || !s->inline_rows || !s->stage.scaled)
     return;
   double t = ctx->trace.f ? cph_now() : 0;
-  cph_stage_weights(&s->stage);
+  cph_stage_weights(&s->stage, ctx->pool);
   trace_part(ctx, s, "sub-weights", &t);
 }
 

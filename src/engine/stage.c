@@ -93,14 +93,21 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
   return CLPHMM_SUCCESS;
 }
 
-void cph_stage_weights(cph_stage *s) {
+/* Reads per part of the weights on the pool (a multiple of 4). */
+#define WEIGHT_PART 256
+
+static void weights_part(void *arg, size_t part) {
+  cph_stage *s = arg;
   const uint32_t *reads = s->reads.ptr;
   const uint8_t *ins = (const uint8_t *)s->raw.ptr + 2 * s->n_rows,
                 *del = (const uint8_t *)s->raw.ptr + 3 * s->n_rows;
   double *w = s->weights.ptr;
   const int dbl = s->flavor == CPH_GKL_DOUBLE;
-  size_t k = 0;
-  for (; k + 4 <= s->n_reads; k += 4) {
+  const size_t lo = part * WEIGHT_PART, hi = lo + WEIGHT_PART < s->n_reads
+                                                 ? lo + WEIGHT_PART
+                                                 : s->n_reads;
+  size_t k = lo;
+  for (; k + 4 <= hi; k += 4) {
     const uint8_t *in[4], *de[4];
     size_t len[4];
     for (int r = 0; r < 4; r++) {
@@ -110,9 +117,14 @@ void cph_stage_weights(cph_stage *s) {
     }
     cph_weights_scaled4(in, de, len, dbl, &w[2 * k]);
   }
-  for (; k < s->n_reads; k++)
+  for (; k < hi; k++)
     cph_weights_scaled(ins + reads[2 * k], del + reads[2 * k], reads[2 * k + 1],
                        dbl, &w[2 * k], &w[2 * k + 1]);
+}
+
+void cph_stage_weights(cph_stage *s, cph_pool *pool) {
+  cph_pool_for(cph_pool_for_work(pool, s->n_rows),
+               (s->n_reads + WEIGHT_PART - 1) / WEIGHT_PART, weights_part, s);
 }
 
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */

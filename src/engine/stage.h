@@ -96,8 +96,10 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
 
 /* The scaled form's weights of every staged read (cph_weights_scaled) from
  * its raw bytes, for chunks whose rows the kernels compute themselves
- * (no row preparation to compute them on the device). */
-void cph_stage_weights(cph_stage *s);
+ * (no row preparation to compute them on the device); on the pool for
+ * chunks of many rows (the rescue's chunks of a large call: about 0.6 ms
+ * for 4,096 reads of 150 bases on one thread). */
+void cph_stage_weights(cph_stage *s, cph_pool *pool);
 
 /* Stage rescue pairs of validated batches (consecutive pairs of one read
  * share its rows; pairs share their haplotypes). */
