@@ -619,14 +619,16 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
   CHECK(rescued > 0, "the small call rescued no pair to speculate on");
   /* (Both sets' small-call variants have one shape here: where every read
    * fits one tile (`one_tile`), the speculative pass copies the float
-   * chunk's schedule, unless told not to.) */
-  for (int m = 0; m < 12; m++) {
+   * chunk's schedule, unless told not to, and then on the side queue
+   * reads the float chunk's copies in, unless told not to.) */
+  for (int m = 0; m < 18; m++) {
     const int mode = m % 3;
     e->speculate = mode;
     e->side_queue = m % 6 < 3;
-    e->copy_sched = m < 6;
+    e->copy_sched = m / 6 != 1;
+    e->share_inputs = m / 6 != 2;
     const unsigned long before = e->spec_calls, side = e->side_chunks,
-                        copies = e->sched_copies;
+                        copies = e->sched_copies, shared = e->shared_inputs;
     double *got = run_device(ctx, g, n);
     clphmm_stats st;
     clphmm_context_stats(ctx, &st);
@@ -647,11 +649,19 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
               (mode != CPH_SPECULATE_NEVER && e->copy_sched && one_tile),
           "speculation %s, schedule copy %d: %lu copied", names[mode],
           e->copy_sched, e->sched_copies - copies);
+    CHECK((e->shared_inputs > shared) ==
+              (mode != CPH_SPECULATE_NEVER && e->side_queue && e->copy_sched &&
+               e->share_inputs && one_tile),
+          "speculation %s, side queue %d, schedule copy %d, sharing %d: %lu "
+          "passes read the float chunk's copies in",
+          names[mode], e->side_queue, e->copy_sched, e->share_inputs,
+          e->shared_inputs - shared);
     free(got);
   }
   e->speculate = keep;
   e->side_queue = keep_side;
   e->copy_sched = 1;
+  e->share_inputs = 1;
 }
 
 /* `auto` speculation after a small call `g` (n pairs) that rescued:

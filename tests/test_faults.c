@@ -591,6 +591,57 @@ static void test_mid_run(void) {
   clphmm_context_destroy(ctx);
 }
 
+/* Reads of one tile of the small-call variant (16x4: 64 rows), unrelated
+ * to their haplotypes: all rescued, and the speculative pass reads the
+ * float chunk's copy in (cph_share_inputs). That copy in failing, the
+ * float chunk is submitted alone, and the call gives the same bits. */
+static void shared_inputs_fault(clphmm_context *ctx) {
+  enum { NR = 2, NH = 2, LEN = 60 };
+  static char bases[NR][LEN], hb[NH][200];
+  static uint8_t q[NR][4][LEN];
+  unsigned x = 12345;
+  clphmm_read rd[NR];
+  clphmm_haplotype hp[NH];
+  for (int r = 0; r < NR; r++) {
+    for (int i = 0; i < LEN; i++) {
+      x = x * 1103515245u + 12345u;
+      bases[r][i] = "ACGT"[x >> 30];
+      q[r][0][i] = (uint8_t)(40 + (x >> 8) % 20);
+      q[r][1][i] = q[r][2][i] = 45;
+      q[r][3][i] = 10;
+    }
+    rd[r] = (clphmm_read){bases[r], q[r][0], q[r][1],
+                          q[r][2],  q[r][3], (size_t)(LEN - 10 * r)};
+  }
+  for (int h = 0; h < NH; h++) {
+    for (int i = 0; i < 200; i++) {
+      x = x * 1103515245u + 12345u;
+      hb[h][i] = "ACGT"[x >> 30];
+    }
+    hp[h] = (clphmm_haplotype){hb[h], (size_t)(150 + 50 * h)};
+  }
+  const clphmm_batch b = {rd, NR, hp, NH};
+  cph_engine *e = ctx->eng[0];
+  double clean[NR * NH], got[NR * NH];
+  unsigned long spec = e->spec_calls, shared = e->shared_inputs;
+  CHECK_STATUS(clphmm_compute(ctx, &b, 1, clean), CLPHMM_SUCCESS, ctx);
+  CHECK(e->spec_calls == spec + 1 && e->shared_inputs == shared + 1,
+        "one-tile reads: %lu speculative passes, %lu read the float chunk's "
+        "copy in",
+        e->spec_calls - spec, e->shared_inputs - shared);
+  spec = e->spec_calls;
+  shared = e->shared_inputs;
+  shim("clEnqueueWriteBuffer@1"); /* the float chunk's copy in */
+  CHECK_STATUS(clphmm_compute(ctx, &b, 1, got), CLPHMM_SUCCESS, ctx);
+  shim("");
+  CHECK(e->spec_calls == spec && e->shared_inputs == shared,
+        "the shared copy in failing: %lu speculations and %lu shared inputs "
+        "counted",
+        e->spec_calls - spec, e->shared_inputs - shared);
+  CHECK(memcmp(got, clean, sizeof got) == 0,
+        "the shared copy in failing: results differ");
+}
+
 /* Float mode's speculative double pass (compute.c speculate()) whose
  * submission fails (its copy in, the first of the call: submit_both
  * enqueues it ahead of the float chunk's), or whose float chunk's copy in
@@ -625,11 +676,12 @@ static void test_speculation_fault(void) {
                CLPHMM_SUCCESS, NULL);
   cph_engine *e = ctx->eng[0];
   /* (The first call also uploads the row tables: blocking copies.) */
-  const unsigned long spec0 = e->spec_calls;
+  unsigned long spec0 = e->spec_calls;
   CHECK_STATUS(clphmm_compute(ctx, rb, 1, clean), CLPHMM_SUCCESS, ctx);
   CHECK(e->spec_calls == spec0 + 1, "the small call did not speculate");
   /* The call's first copy in is the speculative chunk's, the second the
-   * float chunk's (both packed). */
+   * float chunk's (both packed; its reads span two of the small-call
+   * variant's tiles, so the pass has its own schedule and copy in). */
   for (int nth = 1; nth <= 2; nth++) {
     char rule[64];
     snprintf(rule, sizeof rule, "clEnqueueWriteBuffer@%d", nth);
@@ -650,6 +702,8 @@ static void test_speculation_fault(void) {
     CHECK(d <= 1e-5, "speculation fault (%s): %g from the reference", rule, d);
     compute_check(ctx, "after a failed speculation");
   }
+  shared_inputs_fault(ctx);
+  spec0 = e->spec_calls - 1; /* (its clean call speculated) */
   /* On one queue the float chunk goes first: its copy in failing on an
    * allocation retries the chunk smaller, without the speculation (whose
    * slot the retry released); failing otherwise fails the call cleanly. */

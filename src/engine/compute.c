@@ -460,6 +460,7 @@ static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
                    stage_copies(st, src) &&
                    cph_schedule_copy(ctx, set, src->like_sched, &s->sched);
   ctx->sched_copies += (unsigned long)same;
+  s->sched_copied = same;
   if (!rc && !same)
     rc = cph_schedule(ctx, set, st, &s->sched);
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
@@ -641,12 +642,15 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   }
   /* (What the abandoned attempt counted is not counted again.) */
   const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks,
-                      inl = ctx->inline_chunks;
+                      inl = ctx->inline_chunks, shared = ctx->shared_inputs;
   const uint64_t split = ctx->stats.split_pairs;
   const double t0 = cph_now();
   int ok = f->stage.n_jobs && d->stage.n_jobs; /* (else nothing to pair) */
-  ok = ok && !cph_submit_inputs(ctx, d) && !cph_submit_inputs(ctx, f) &&
-       !cph_submit_launches(ctx, d) && !cph_submit_launches(ctx, f) &&
+  /* (Reading the float chunk's copies in, the pass follows them.) */
+  const int share = ok && cph_share_inputs(ctx, d, f);
+  ok = ok && (share ? !cph_submit_inputs(ctx, f) && !cph_submit_inputs(ctx, d)
+                    : !cph_submit_inputs(ctx, d) && !cph_submit_inputs(ctx, f));
+  ok = ok && !cph_submit_launches(ctx, d) && !cph_submit_launches(ctx, f) &&
        !cph_submit_outputs(ctx, d) && !cph_submit_outputs(ctx, f);
   if (ok) { /* (both chunks' copies out queued first) */
     cph_submit_weights(ctx, f);
@@ -665,6 +669,7 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   ctx->copied_chunks = copied;
   ctx->side_chunks = side;
   ctx->inline_chunks = inl;
+  ctx->shared_inputs = shared;
   ctx->stats.split_pairs = split;
   ctx->alloc_failed = 0; /* (the float chunk's own failures count) */
   return submit_chunk(ctx, f);

@@ -246,6 +246,7 @@ static clphmm_status engine_create(const clphmm_options *o,
                     &exit_cells);
   ctx->exit_cells = exit_cells;
   ctx->copy_sched = 1;
+  ctx->share_inputs = 1;
   /* Small calls' launches compute their rows (0: a row preparation in
    * front of them, as for large chunks). */
   uint64_t inline_rows = 1;

@@ -74,6 +74,13 @@ typedef struct cph_slot {
   int copied;
   cph_devbuf in[5];
   cl_event in_ev;
+  /* A small call's speculative pass whose staging and schedule are the
+   * float chunk's (launch.c, cph_share_inputs): its kernels read that
+   * chunk's copies in (`inputs_of`) after their event (`lent_ev`, which
+   * the lending slot's events own; `lends`: the slot's copy in makes it). */
+  int sched_copied, lends;
+  const struct cph_slot *inputs_of;
+  cl_event lent_ev;
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -160,6 +167,10 @@ typedef struct cph_engine {
    * did (tests). */
   int copy_sched;
   unsigned long sched_copies;
+  /* The speculative pass reads the float chunk's copies in where it may
+   * (launch.c cph_share_inputs; tests set 0), and the passes that did. */
+  int share_inputs;
+  unsigned long shared_inputs;
   /* Small-call launches run programs that compute their rows themselves
    * ($CLPHMM_INLINE_ROWS; schedule.c launch_kernel), and the chunks whose
    * launches all did: no row preparation, weights from the host (tests). */

@@ -30,6 +30,9 @@ void cph_slot_abandon(cph_slot *s) {
   s->n_events = 0;
   s->active = 0;
   s->in_ev = NULL; /* (one of the events) */
+  s->lends = 0;
+  s->inputs_of = NULL;
+  s->lent_ev = NULL;
 }
 
 /* A non-blocking copy of `bytes` from host memory to `dst`: on the slot's
@@ -41,7 +44,7 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
   if (bytes == 0)
     return CLPHMM_SUCCESS;
   cl_event ev = NULL;
-  const int want = (s->timed && ctx->profile) || s->copied;
+  const int want = (s->timed && ctx->profile) || s->copied || s->lends;
   cl_command_queue q = s->copied ? ctx->copy_queue : s->d->queue;
   cl_int err = cph_cl.EnqueueWriteBuffer(q, dst, CL_FALSE, 0, bytes, src, 0,
                                          NULL, want ? &ev : NULL);
@@ -51,6 +54,8 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
       want ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
   if (!rc && s->copied)
     s->in_ev = ev;
+  if (!rc && s->lends)
+    s->lent_ev = ev;
   return rc;
 }
 
@@ -284,13 +289,16 @@ static clphmm_status ensure_packs(cph_engine *ctx, cph_slot *s) {
   size_t in[N_IN], out[N_OUT];
   pack_sizes(s, in, out);
   cph_devset *d = s->d;
-  clphmm_status rc =
-      cph_pack_ensure(&ctx->bufs, &d->in, N_IN, in, "uploading a small chunk");
+  /* (A borrower's inputs are its lender's: no input pack.) */
+  clphmm_status rc = s->inputs_of
+                         ? CLPHMM_SUCCESS
+                         : cph_pack_ensure(&ctx->bufs, &d->in, N_IN, in,
+                                           "uploading a small chunk");
   if (!rc)
     rc = cph_pack_ensure(&ctx->bufs, &d->out, N_OUT, out,
                          "allocating a small chunk's results");
   const size_t cap_was = s->pack_in.cap;
-  if (!rc)
+  if (!rc && !s->inputs_of)
     rc = cph_hostbuf_ensure(&ctx->bufs, &s->pack_in,
                             cph_pack_extent(&d->in, N_IN, in),
                             "a small chunk's staging");
@@ -317,14 +325,16 @@ static chunk_mems mems_of(const cph_slot *s) {
     m.groups = s->in[IN_GROUPS].mem;
   }
   if (s->packed) {
-    m.raw = d->in.part[IN_RAW];
+    /* (A borrower reads its lender's inputs.) */
+    const cph_pack *in = s->inputs_of ? &s->inputs_of->d->in : &d->in;
+    m.raw = in->part[IN_RAW];
     if (s->stage.host_prep)
-      m.rows = d->in.part[IN_ROWS];
+      m.rows = in->part[IN_ROWS];
     else
-      m.reads = d->in.part[IN_ROWS];
-    m.hcodes = d->in.part[IN_HCODES];
-    m.pairs = d->in.part[IN_PAIRS];
-    m.groups = d->in.part[IN_GROUPS];
+      m.reads = in->part[IN_ROWS];
+    m.hcodes = in->part[IN_HCODES];
+    m.pairs = in->part[IN_PAIRS];
+    m.groups = in->part[IN_GROUPS];
     m.sums = d->out.part[OUT_SUMS];
     m.weights = d->out.part[OUT_WEIGHTS];
   }
@@ -339,6 +349,8 @@ static chunk_mems mems_of(const cph_slot *s) {
 #define TIMED_UPLOAD_BYTES ((size_t)1 << 20)
 
 static clphmm_status upload(cph_engine *ctx, cph_slot *s, const chunk_mems *m) {
+  if (s->inputs_of) /* (its lender's copy in is its own) */
+    return CLPHMM_SUCCESS;
   copy in[N_IN];
   inputs(s, in);
   size_t total = 0;
@@ -546,8 +558,16 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   s->active = 1;
   s->inline_rows = all_inline(s);
   ctx->inline_chunks += (unsigned long)s->inline_rows;
-  s->packed = packable(ctx, s);
+  s->packed = s->inputs_of || packable(ctx, s);
   s->copied = copies(ctx, s);
+  if (s->inputs_of) {
+    /* Its first launch waits for the lender's copy in. */
+    if (!s->inputs_of->lent_ev)
+      return cph_error(CLPHMM_ERROR_OPENCL,
+                       "the float pass's copy in has no event to wait for");
+    s->in_ev = s->inputs_of->lent_ev;
+    ctx->shared_inputs++;
+  }
   ctx->copied_chunks += (unsigned long)s->copied;
   ctx->side_chunks += s->d == &ctx->side;
   size_t out[N_OUT];
@@ -575,6 +595,25 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
     rc = prepare_rows(ctx, s, &m);
   trace_part(ctx, s, "sub-prep", &t);
   return rc;
+}
+
+int cph_share_inputs(cph_engine *ctx, cph_slot *s, cph_slot *from) {
+  s->inputs_of = NULL;
+  from->lends = 0;
+  if (!ctx->share_inputs || s->d == from->d || !s->sched_copied ||
+      !all_inline(s))
+    return 0;
+  /* (As their submissions will find them.) */
+  from->inline_rows = all_inline(from);
+  s->inline_rows = 1;
+  size_t in[N_IN], out[N_OUT];
+  pack_sizes(s, in, out);
+  if (!packable(ctx, from) ||
+      !cph_pack_fits(&ctx->bufs, &s->d->out, N_OUT, out))
+    return 0;
+  s->inputs_of = from;
+  from->lends = 1;
+  return 1;
 }
 
 clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *s) {

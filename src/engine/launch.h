@@ -18,6 +18,16 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *slot);
 clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *slot);
 clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *slot);
 
+/* Whether `slot`, a small call's speculative pass on its own queue whose
+ * staging and schedule are copies of `from`'s (the float chunk's, not
+ * submitted yet), reads `from`'s copies in instead of its own: where
+ * every launch of it computes its rows and `from`'s inputs go through the
+ * packs. Sets both slots for it; then `from`'s inputs must be submitted
+ * first (the pass's first launch waits for their event on its own queue).
+ * Saves the pass its copy in: about 4 us of a region's enqueueing, before
+ * its launch. */
+int cph_share_inputs(cph_engine *ctx, cph_slot *slot, cph_slot *from);
+
 /* After a chunk's commands (cph_submit does it): the scaled form's weights
  * of a chunk whose kernels compute their rows, on the host while the device
  * computes (no row preparation computes them there). */
