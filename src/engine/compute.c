@@ -620,8 +620,10 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
  * row preparation and about 30 us of the host's enqueueing; one pass
  * after the other, the second's kernel started about 65 us into the
  * call). They take turns only on two queues with their own device
- * buffers. If the speculative pass fails, the float chunk is submitted
- * alone and the rescue pass runs as without it. */
+ * buffers. Where the speculative pass reads the float chunk's copy in
+ * (cph_share_inputs), that copy goes first and the pass has none. If the
+ * speculative pass fails, the float chunk is submitted alone and the
+ * rescue pass runs as without it. */
 static clphmm_status submit_both(call *c, cph_slot *f) {
   cph_engine *ctx = c->ctx;
   cph_slot *d = &ctx->slots[CPH_RESCUE_SLOT];
