@@ -58,11 +58,9 @@ typedef struct cph_slot {
   cph_hostbuf sums;
   cph_event *events;
   size_t n_events, cap_events;
-  int set;         /* its kernel set (CPH_SET_*) */
-  int timed;       /* its uploads have events (are counted in upload_seconds) */
-  int packed;      /* its copies go through the packs (engine/pack.h) */
-  int inline_rows; /* every launch computes its rows: no row preparation,
-                      and the scaled form's weights come from the host */
+  int set;    /* its kernel set (CPH_SET_*) */
+  int timed;  /* its uploads have events (are counted in upload_seconds) */
+  int packed; /* its copies go through the packs (engine/pack.h) */
   cph_hostbuf pack_in, pack_out; /* their host staging */
   size_t out_off[2]; /* the outputs' offsets in pack_out (launch.c) */
   int active;        /* submitted, not yet collected */

@@ -167,6 +167,16 @@ typedef struct copy {
   const char *what;
 } copy;
 
+/* Whether every launch of the chunk computes its rows (CPH_KF_INLINE): it
+ * then has no row preparation, and the host computes the scaled form's
+ * weights (a property of its schedule, read where it matters). */
+static int all_inline(const cph_slot *s) {
+  size_t i = 0;
+  while (i < s->sched.n_launches && s->sched.launches[i].k->variant.inline_rows)
+    i++;
+  return !s->stage.host_prep && s->sched.n_launches && i == s->sched.n_launches;
+}
+
 /* A chunk's inputs, in the order of its input pack's parts. With rows
  * prepared here only the base codes of the raw bytes are needed on the
  * device, and the rows instead of the read table; kernels that compute
@@ -181,7 +191,7 @@ static void inputs(const cph_slot *s, copy c[N_IN]) {
   c[IN_ROWS] = st->host_prep
                    ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
                             "uploading read rows"}
-                   : (copy){st->reads.ptr, s->inline_rows ? 0 : 8 * st->n_reads,
+                   : (copy){st->reads.ptr, all_inline(s) ? 0 : 8 * st->n_reads,
                             "uploading reads"};
   c[IN_HCODES] =
       (copy){st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"};
@@ -198,7 +208,7 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   const cph_stage *st = &s->stage;
   bytes[OUT_SUMS] = (st->scaled ? 2 : 1) * st->real_size * s->sched.n_slots;
   bytes[OUT_WEIGHTS] =
-      st->scaled && !st->host_prep && !s->inline_rows ? 16 * st->n_reads : 0;
+      st->scaled && !st->host_prep && !all_inline(s) ? 16 * st->n_reads : 0;
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
@@ -240,7 +250,7 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
   clphmm_status rc = CLPHMM_SUCCESS;
   /* (Rows the host prepared are an input; kernels that compute their
    * rows need none.) */
-  if (!st->host_prep && !s->inline_rows)
+  if (!st->host_prep && !all_inline(s))
     rc = cph_devbuf_ensure(c, &d->rows, 8 * st->real_size * st->n_rows,
                            "uploading read rows");
   if (!rc && !s->packed) {
@@ -256,7 +266,7 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
     for (size_t i = 0; i < N_IN && !rc; i++)
       rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
     /* (The row preparation takes the weights' buffer in every form.) */
-    if (!rc && !s->inline_rows)
+    if (!rc && !all_inline(s))
       rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
                              "allocating weights");
     if (!rc)
@@ -414,16 +424,7 @@ static void unpack_outputs(cph_slot *s) {
  * host, and not every launch computing its own. */
 static int needs_prep(const cph_slot *s) {
   const cph_stage *st = &s->stage;
-  return !st->host_prep && !s->inline_rows && st->n_reads &&
-         s->sched.n_launches;
-}
-
-/* Whether every launch of the chunk computes its rows (CPH_KF_INLINE). */
-static int all_inline(const cph_slot *s) {
-  size_t i = 0;
-  while (i < s->sched.n_launches && s->sched.launches[i].k->variant.inline_rows)
-    i++;
-  return !s->stage.host_prep && s->sched.n_launches && i == s->sched.n_launches;
+  return !st->host_prep && !all_inline(s) && st->n_reads && s->sched.n_launches;
 }
 
 /* The rows of every read from its raw bytes (cl/prep.cl), with the
@@ -556,8 +557,7 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
   s->active = 1;
-  s->inline_rows = all_inline(s);
-  ctx->inline_chunks += (unsigned long)s->inline_rows;
+  ctx->inline_chunks += (unsigned long)all_inline(s);
   s->packed = s->inputs_of || packable(ctx, s);
   s->copied = copies(ctx, s);
   if (s->inputs_of) {
@@ -603,9 +603,6 @@ int cph_share_inputs(cph_engine *ctx, cph_slot *s, cph_slot *from) {
   if (!ctx->share_inputs || s->d == from->d || !s->sched_copied ||
       !all_inline(s))
     return 0;
-  /* (As their submissions will find them.) */
-  from->inline_rows = all_inline(from);
-  s->inline_rows = 1;
   size_t in[N_IN], out[N_OUT];
   pack_sizes(s, in, out);
   if (!packable(ctx, from) ||
@@ -647,7 +644,7 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
 }
 
 void cph_submit_weights(cph_engine *ctx, cph_slot *s) {
-  if (!s->active || !s->inline_rows || !s->stage.scaled)
+  if (!s->active || !all_inline(s) || !s->stage.scaled)
     return;
   double t = ctx->trace.f ? cph_now() : 0;
   cph_stage_weights(&s->stage, ctx->pool);

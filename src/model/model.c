@@ -108,8 +108,8 @@ void cph_rows_float(const clphmm_read *read, cph_row_f *rows) {
 }
 
 /* The scaled form's constants of row k (b, g, a) from its probabilities,
- * in double, and its running product P; the row above the first has
- * M = X = 0, Y = K/H and mm = mx = my = 1. */
+ * in double (the weights' product P is cph_weights_scaled's); the row
+ * above the first has M = X = 0, Y = K/H and mm = mx = my = 1. */
 typedef struct scaled_walk {
   double pmm, pmx, pmy;
 } scaled_walk;

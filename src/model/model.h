@@ -75,10 +75,9 @@ void cph_rows_double(const clphmm_read *read, cph_flavor flavor,
 void cph_weights_scaled(const uint8_t *ins, const uint8_t *del, size_t length,
                         int dbl, double *wm, double *wx);
 
-/* The same for four reads at once (their products are four independent
- * chains of multiplications: a region's 30 reads took 7 us one by one on
- * the H200's host), into w[2 r], w[2 r + 1]; a read of length 0 keeps
- * its w. */
+/* The same for four reads at once, as four independent chains of
+ * multiplications (32 reads of 150 rows: 4.6 us against 5.2 one by one on
+ * an AMD EPYC), into w[2 r], w[2 r + 1]; a read of length 0 keeps its w. */
 void cph_weights_scaled4(const uint8_t *const ins[4],
                          const uint8_t *const del[4], const size_t length[4],
                          int dbl, double w[8]);
