@@ -754,6 +754,74 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_context_destroy(ctx);
 }
 
+/* Float mode's rescue in chunks (compute.c rescue_some, rescue_final): a
+ * call cut into several chunks gives the same bits whether its rescue
+ * pairs go in one chunk per main chunk, gather until the last main chunk,
+ * or wait for the end and go in chunks of 2 or 3 pairs that take turns
+ * between the rescue slot and main slot 0; equal to the reference. */
+static void test_rescue_chunks(void) {
+  test_rng own, *rng = &own;
+  test_rng_init(rng, 20261127);
+  clphmm_context *ctx = NULL;
+  if (open_with_variants(CLPHMM_PRECISION_FLOAT, "4x4/64,8x8/64",
+                         "4x4/64,8x8/64", &ctx) <= 0 ||
+      !ctx->eng[0]->dev.info.has_fp64) {
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  cph_engine *e = ctx->eng[0];
+  gen g = {0};
+  for (int b = 0; b < 10; b++) {
+    size_t lens[5];
+    for (size_t r = 0; r < 5; r++)
+      lens[r] = test_rng_range(rng, 60, 150);
+    /* (Even batches: unrelated reads of high quality, rescued.) */
+    add_batch(&g, rng, lens, 5, 3, 120, 200, b % 2, 0);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  e->chunk_cells = 200000; /* several chunks */
+  static const struct {
+    uint64_t min;
+    size_t max;
+  } cfg[] = {{CPH_RESCUE_MIN_PAIRS, CPH_RESCUE_MAX_PAIRS},
+             {1, CPH_RESCUE_MAX_PAIRS},
+             {1, 2},
+             {UINT32_MAX, 3}};
+  const size_t n_cfg = sizeof cfg / sizeof cfg[0];
+  double *got[4] = {NULL};
+  clphmm_stats st[4];
+  for (size_t i = 0; i < n_cfg; i++) {
+    e->rescue_min = cfg[i].min;
+    e->rescue_max = cfg[i].max;
+    e->slots[0].set = CPH_SET_FLOAT;
+    got[i] = run_device(ctx, &g, n);
+    clphmm_context_stats(ctx, &st[i]);
+    CHECK(got[i] && got[0] && memcmp(got[i], got[0], n * sizeof *got[0]) == 0,
+          "rescue chunks of %llu..%zu pairs: results differ",
+          (unsigned long long)cfg[i].min, cfg[i].max);
+    if (i == n_cfg - 1) /* (its last rescue chunks took turns) */
+      CHECK(e->slots[0].set != CPH_SET_FLOAT,
+            "the end's rescue chunks did not use main slot 0");
+  }
+  CHECK(st[0].rescued_pairs >= 8 && st[0].chunks > 2,
+        "rescue chunks: %llu pairs rescued in %llu chunks",
+        (unsigned long long)st[0].rescued_pairs,
+        (unsigned long long)st[0].chunks);
+  CHECK(st[3].chunks >= (st[0].rescued_pairs + 2) / 3 + 2 &&
+            st[3].chunks > st[0].chunks,
+        "rescue chunks of 3 pairs: %llu chunks for %llu pairs",
+        (unsigned long long)st[3].chunks,
+        (unsigned long long)st[0].rescued_pairs);
+  e->rescue_min = CPH_RESCUE_MIN_PAIRS;
+  e->rescue_max = CPH_RESCUE_MAX_PAIRS;
+  compare(ctx, &g, "rescue in chunks");
+  for (size_t i = 0; i < n_cfg; i++)
+    free(got[i]);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
+}
+
 /* A fresh context's first call whose pairs all have an empty read or
  * haplotype: a chunk of no jobs (its sort scratch not yet allocated)
  * succeeds with -inf for every pair. */
@@ -1681,6 +1749,8 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_copy_queue(modes[m]);
+    if (modes[m] == CLPHMM_PRECISION_FLOAT)
+      test_rescue_chunks();
     test_only_empty_pairs(modes[m]);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);

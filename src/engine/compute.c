@@ -36,6 +36,7 @@ typedef struct cursor {
   const clphmm_batch *batches;
   size_t n_batches, batch, read, out;
   uint64_t max_cells, max_pairs, max_bytes, min_pairs;
+  uint64_t cells_left; /* of the call, from the cursor on (one engine) */
   size_t real_size;
   size_t end_batch, end_read;
 } cursor;
@@ -93,6 +94,12 @@ static int add_piece(call *c, size_t *n, cph_piece p) {
   return 1;
 }
 
+/* Whether `cur` is at the end of its range. */
+static int at_end(const cursor *cur) {
+  return cur->batch > cur->end_batch ||
+         (cur->batch == cur->end_batch && cur->read >= cur->end_read);
+}
+
 /* The pieces of the next chunk from `cur` (none at the end): whole reads,
  * at least one, until a bound is reached. */
 static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
@@ -134,6 +141,7 @@ static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
     cur->read = 0;
   }
   *n_pieces = n;
+  cur->cells_left = cur->cells_left > cells ? cur->cells_left - cells : 0;
   return CLPHMM_SUCCESS;
 }
 
@@ -519,6 +527,17 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
   cur->max_bytes = ctx->max_device_bytes / 2 / div;
 }
 
+/* The bounds of the next chunk: `full`'s, except that the last two
+ * chunks of one engine's call share what is left: a small last chunk left
+ * the device idle while the host finished the chunk before and staged the
+ * rescue of the call's other chunks (main_pass; 2.2 ms of the H200's idle
+ * time in the HaplotypeCaller-like mix). */
+static void balance_end(const cursor *full, cursor *cur) {
+  cur->max_cells = full->max_cells;
+  if (cur->cells_left > cur->max_cells && cur->cells_left <= 2 * cur->max_cells)
+    cur->max_cells = cur->cells_left / 2 + 1;
+}
+
 /* Collect the chunk in the other slot after a failure, so that nothing is
  * left in flight. */
 static void drain(cph_engine *ctx) {
@@ -550,7 +569,7 @@ static void shrink(cph_engine *ctx) {
   ctx->diag.alloc_retries++;
 }
 
-static clphmm_status rescue_some(call *c, pair_list *l, int set, int final);
+static clphmm_status rescue_some(call *c, int flush);
 static int slot_pass(const cph_slot *s);
 
 /* ---- speculation ----------------------------------------------------- */
@@ -766,6 +785,8 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
                 .real_size = dbl ? sizeof(double) : sizeof(float),
                 .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, pairs, parts, &cur);
+  cur.cells_left = c->sh ? 0 : cells;
+  cursor full = cur; /* (the bounds that balance_end() changes) */
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   int small = 0; /* a small float call (speculates) */
@@ -773,6 +794,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     cph_slot *s = &ctx->slots[k % 2];
     cursor at;
     size_t n = 0;
+    balance_end(&full, &cur);
     rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;
@@ -800,12 +822,15 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       shrink(ctx);
       cur = at;
       chunk_bounds(ctx, cells, pairs, parts, &cur);
+      full = cur;
       continue;
     }
     if (!rc && prev)
       rc = end_chunk(c, prev, PASS_MAIN);
+    /* (Before the last chunk, the rescue pairs of all others go: only its
+     * own are left for the end, when the device waits for them.) */
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
-      rc = rescue_some(c, &c->rescue, CPH_SET_DOUBLE, 0);
+      rc = rescue_some(c, !c->sh && at_end(&cur));
     prev = rc ? NULL : s;
   }
   if (!rc && prev)
@@ -823,60 +848,85 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
  * it has double precision, else with the CPU reference; pairs whose scaled
  * double sum does not stand then go to the exact pass (or, without an
  * exact set, to the CPU reference). */
-#define RESCUE_CHUNK_PAIRS ((size_t)1 << 18)
-
 /* The pass of the chunk in the rescue slot. */
 static int slot_pass(const cph_slot *s) {
   return s->set == CPH_SET_EXACT ? PASS_EXACT : PASS_RESCUE;
 }
 
-/* Submit the pairs of list `l` (the rescue or the exact pass, on `set`)
- * from l->done on: in the main pass (final = 0) one chunk when enough
- * have gathered, between the chunks of that pass, so that the host stages
- * it while the device computes; at the end (final = 1) all that are left.
- * The rescue slot's previous chunk is finished first. In the main pass a
- * failure only leaves the pairs for the end, where allocation failures
- * are answered by smaller chunks. */
-#define RESCUE_MIN_PAIRS 4096
+/* Pairs of list `l` from l->done on, at most a rescue chunk's. */
+static chunk_src rescue_src(const cph_engine *ctx, const pair_list *l) {
+  const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
+  const size_t most = ctx->rescue_max / div ? ctx->rescue_max / div : 1;
+  const size_t n = l->n - l->done;
+  return (chunk_src){NULL, 0, l->p + l->done, n < most ? n : most, NULL, NULL};
+}
 
-static clphmm_status rescue_some(call *c, pair_list *l, int set, int final) {
+/* In the main pass, between its chunks: once ctx->rescue_min pairs have
+ * gathered in the rescue list (any, with `flush`), the rescue slot's
+ * previous chunk is finished and one chunk of them submitted, so that the
+ * host stages it while the device computes. Chunks of 16,384 pairs rather
+ * than 4,096 (one main chunk's) fill the device: on the H200 the
+ * HaplotypeCaller-like mix's kernels took 23.5 ms against 24.1. A failure
+ * leaves the pairs for the end (rescue_final). */
+static clphmm_status rescue_some(call *c, int flush) {
   cph_engine *ctx = c->ctx;
+  pair_list *l = &c->rescue;
   cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
-  clphmm_status rc = CLPHMM_SUCCESS;
-  if (s->active && (final || l->n - l->done >= RESCUE_MIN_PAIRS)) {
-    const double t0 = cph_now();
-    rc = end_chunk(c, s, slot_pass(s));
-    ctx->stats.rescue_seconds += cph_now() - t0;
+  const size_t want = flush ? 1 : ctx->rescue_min;
+  if (l->n - l->done < want)
+    return CLPHMM_SUCCESS;
+  const double t0 = cph_now();
+  clphmm_status rc = s->active ? end_chunk(c, s, slot_pass(s)) : CLPHMM_SUCCESS;
+  const chunk_src src = rescue_src(ctx, l);
+  if (!rc && start_chunk(c, s, &ctx->d, CPH_SET_DOUBLE, &src, 0)) {
+    /* Its queued commands (copies on the copy queue too) may still read
+     * the slot's host buffers. */
+    cph_engine_finish(ctx);
+    cph_slot_abandon(s);
+  } else if (!rc) {
+    l->done += src.n_pairs;
   }
-  while (!rc && l->done < l->n &&
-         (final || l->n - l->done >= RESCUE_MIN_PAIRS)) {
+  ctx->stats.rescue_seconds += cph_now() - t0;
+  return rc;
+}
+
+/* At the end: every pair left in list `l` (the rescue or the exact pass,
+ * on `set`), in chunks that take turns between the rescue slot and main
+ * slot 0 (idle now), so that the host stages the next while the device
+ * computes the one before: the rescue chunk from the main pass ran 0.6-1.0
+ * ms on the H200 while the host waited for it before staging the last
+ * one. Allocation failures are answered by smaller chunks, once the chunk
+ * in flight is finished. */
+static clphmm_status rescue_final(call *c, pair_list *l, int set) {
+  cph_engine *ctx = c->ctx;
+  cph_slot *const r = &ctx->slots[CPH_RESCUE_SLOT], *const z = &ctx->slots[0];
+  cph_slot *pend = r->active ? r : NULL; /* (in flight) */
+  clphmm_status rc = CLPHMM_SUCCESS;
+  while (!rc && l->done < l->n) {
     const double t0 = cph_now();
-    const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
-    const size_t most = RESCUE_CHUNK_PAIRS / div ? RESCUE_CHUNK_PAIRS / div : 1;
-    size_t n = l->n - l->done;
-    n = n < most ? n : most;
-    rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){NULL, 0, l->p + l->done, n, NULL, NULL}, 0);
-    if (!rc && final)
-      rc = end_chunk(c, s, slot_pass(s));
-    ctx->stats.rescue_seconds += cph_now() - t0;
-    if (rc && !final) {
-      /* Its queued commands (copies on the copy queue too) may still read
-       * the slot's host buffers. */
+    cph_slot *s = pend == r ? z : r;
+    const chunk_src src = rescue_src(ctx, l);
+    const clphmm_status was = start_chunk(c, s, &ctx->d, set, &src, 0);
+    const int retry = was && can_retry(ctx, was, src.n_pairs, NULL);
+    if (was) {
+      /* (Queued commands may still read the slot's host buffers.) */
       cph_engine_finish(ctx);
       cph_slot_abandon(s);
-      return CLPHMM_SUCCESS;
+    } else {
+      l->done += src.n_pairs;
     }
-    if (rc && can_retry(ctx, rc, n, NULL)) {
-      drain(ctx);
+    rc = pend ? end_chunk(c, pend, slot_pass(pend)) : CLPHMM_SUCCESS;
+    pend = was ? NULL : s;
+    ctx->stats.rescue_seconds += cph_now() - t0;
+    if (!rc && was && !retry)
+      return was;
+    if (!rc && was)
       shrink(ctx);
-      rc = CLPHMM_SUCCESS;
-      continue;
-    }
-    if (!rc)
-      l->done += n;
-    if (!final)
-      break;
+  }
+  if (pend && !rc) {
+    const double t0 = cph_now();
+    rc = end_chunk(c, pend, slot_pass(pend));
+    ctx->stats.rescue_seconds += cph_now() - t0;
   }
   return rc;
 }
@@ -896,10 +946,10 @@ static clphmm_status rescue_pass(call *c) {
     ctx->stats.rescue_seconds += cph_now() - t0;
     return rc;
   }
-  clphmm_status rc = rescue_some(c, &c->rescue, CPH_SET_DOUBLE, 1);
+  clphmm_status rc = rescue_final(c, &c->rescue, CPH_SET_DOUBLE);
   if (!rc && c->exact.n) {
     ctx->stats.exact_pairs = c->exact.n;
-    rc = rescue_some(c, &c->exact, CPH_SET_EXACT, 1);
+    rc = rescue_final(c, &c->exact, CPH_SET_EXACT);
     if (rc == CLPHMM_ERROR_BUILD_FAILED) {
       /* Its kernels do not build here: the CPU reference, as before the
        * exact pass existed. */

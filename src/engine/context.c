@@ -234,6 +234,13 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_SIDE_QUEUE", side, 0, 1, NULL, &side);
   ctx->side_queue = (int)side;
+  /* A large call's rescue chunks in its main pass (compute.c). */
+  uint64_t rescue_min = CPH_RESCUE_MIN_PAIRS;
+  if (!st)
+    st = env_number("CLPHMM_RESCUE_PAIRS", rescue_min, 1, UINT32_MAX, "pairs",
+                    &rescue_min);
+  ctx->rescue_min = rescue_min;
+  ctx->rescue_max = CPH_RESCUE_MAX_PAIRS;
   /* Large chunks' uploads on the copy queue; 0: on the main queue. */
   uint64_t copy = 1;
   if (!st)

@@ -47,6 +47,10 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
+/* cph_engine.rescue_min's default */
+#define CPH_RESCUE_MIN_PAIRS 16384
+/* cph_engine.rescue_max's default */
+#define CPH_RESCUE_MAX_PAIRS ((size_t)1 << 18)
 
 /* Two slots for the chunks of the float or double pass, one for the
  * double rescue between them. */
@@ -158,6 +162,10 @@ typedef struct cph_engine {
    * pass ($CLPHMM_EXACT_DIRECT, compute.c finish; 0: none, 1: all). */
   uint64_t exact_direct;
   int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
+  /* A large call's rescue chunks in its main pass gather at least this
+   * many pairs ($CLPHMM_RESCUE_PAIRS; compute.c rescue_some). */
+  uint64_t rescue_min;
+  size_t rescue_max; /* pairs of a rescue chunk at most (tests set it) */
   unsigned spec_left;
   unsigned long spec_calls;
   /* The speculative pass copies the float chunk's schedule where it is
