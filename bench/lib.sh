@@ -15,7 +15,8 @@ bench_begin() {
 # bench_workload_args NAME: clphmm-bench's arguments for a named workload
 # (env-ab.sh, builds-ab.sh): long-float and long-double (--suite long),
 # 7e9 (reads 1.1-2 kb x haplotypes 2-3 kb), hc (20,000 HaplotypeCaller-
-# like pairs), mix (such pairs of 6e10 cells), peak512 and peak2048 (reads
+# like pairs), mix (such pairs of 6e10 cells; mix-double: in double
+# mode), peak512 and peak2048 (reads
 # and haplotypes of 512 or 2048 bases, 1e10 cells), and small calls:
 # region (one 300-pair region per call), regions (the 225 regions of
 # 30,000 pairs in turn), 10s (tests/data/10s.in per call).
@@ -26,6 +27,7 @@ bench_workload_args() {
     7e9) echo "--synthetic mix=long,read=1100-2000,hap=2000-3000,cells=7e9" ;;
     hc) echo "--synthetic mix=hc,pairs=20000" ;;
     mix) echo "--synthetic mix=hc,cells=6e10" ;;
+    mix-double) echo "--synthetic mix=hc,cells=6e10 -p double" ;;
     peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
     peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
     region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;

@@ -25,8 +25,13 @@
   "32x8/128:small"
 /* Double: long reads tile 32x8/128, whose four lane groups run four tiles
  * at once; 32x12/64 holds two (with it: 0.78 instead of 1.03 TCUPS at 1024
- * bases, and a slower float rescue). */
-#define H200_DOUBLE_VARIANTS "4x8/128,8x8/128,16x8/64,32x8/128,32x8/128:small"
+ * bases, and a slower float rescue). Reads of 129-160 bases (most of
+ * HaplotypeCaller's) run on 16x10/64 rather than in 256-row tiles: the
+ * HaplotypeCaller-like mix in double mode took 51.0 ms of kernels instead
+ * of 73.5 (1.30 TCUPS in that bin), and float mode's rescue 0.2 ms less
+ * (bench/results, env at 88115d9). */
+#define H200_DOUBLE_VARIANTS                                                   \
+  "4x8/128,8x8/128,16x8/64,16x10/64,32x8/128,32x8/128:small"
 
 /* Built-in defaults, most specific first within each level. Values are
  * lanes x rows per lane / work-group size; reads longer than the last
