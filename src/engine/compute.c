@@ -37,6 +37,7 @@ typedef struct cursor {
   size_t n_batches, batch, read, out;
   uint64_t max_cells, max_pairs, max_bytes, min_pairs;
   uint64_t cells_left; /* of the call, from the cursor on (one engine) */
+  int shared;          /* a shared call's (multi.c): chunks of one size */
   size_t real_size;
   size_t end_batch, end_read;
 } cursor;
@@ -527,13 +528,28 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
   cur->max_bytes = ctx->max_device_bytes / 2 / div;
 }
 
-/* The bounds of the next chunk: `full`'s, except that the last two
- * chunks of one engine's call share what is left: a small last chunk left
- * the device idle while the host finished the chunk before and staged the
- * rescue of the call's other chunks (main_pass; 2.2 ms of the H200's idle
- * time in the HaplotypeCaller-like mix). */
-static void balance_end(const cursor *full, cursor *cur) {
-  cur->max_cells = full->max_cells;
+/* The bounds of chunk k of one engine's call: `full`'s, except that
+ * - the first chunks ramp up to them (ctx->chunk_ramp: the first holds
+ *   1/chunk_ramp of the cells and pairs, each next one 1.5x more), so that
+ *   the device starts on a small chunk while the host stages a larger one
+ *   (the HaplotypeCaller-like mix's first chunk, an eighth of the call,
+ *   took 2.5 ms of the H200's host before its first kernel);
+ * - the last two chunks share what is left: a small last chunk left the
+ *   device idle while the host finished the chunk before and staged the
+ *   rescue of the call's other chunks (main_pass; 2.2 ms of the H200's
+ *   idle time in that mix). */
+static void chunk_k_bounds(const cph_engine *ctx, const cursor *full,
+                           unsigned k, cursor *cur) {
+  uint64_t num = 1,
+           den = ctx->chunk_ramp && !full->shared ? ctx->chunk_ramp : 1;
+  for (unsigned i = 0; i < k && num < den; i++) {
+    num *= 3;
+    den *= 2;
+  }
+  num = num < den ? num : den;
+  cur->max_cells = full->max_cells / den * num;
+  cur->max_cells = cur->max_cells ? cur->max_cells : 1;
+  cur->min_pairs = full->min_pairs / den * num;
   if (cur->cells_left > cur->max_cells && cur->cells_left <= 2 * cur->max_cells)
     cur->max_cells = cur->cells_left / 2 + 1;
 }
@@ -786,7 +802,8 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
                 .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, pairs, parts, &cur);
   cur.cells_left = c->sh ? 0 : cells;
-  cursor full = cur; /* (the bounds that balance_end() changes) */
+  cur.shared = c->sh != NULL;
+  cursor full = cur; /* (the bounds that chunk_k_bounds() changes) */
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   int small = 0; /* a small float call (speculates) */
@@ -794,7 +811,7 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     cph_slot *s = &ctx->slots[k % 2];
     cursor at;
     size_t n = 0;
-    balance_end(&full, &cur);
+    chunk_k_bounds(ctx, &full, k, &cur);
     rc = take_chunk(c, &cur, &at, &n);
     if (rc || n == 0)
       break;

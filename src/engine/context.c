@@ -241,6 +241,10 @@ static clphmm_status engine_create(const clphmm_options *o,
                     &rescue_min);
   ctx->rescue_min = rescue_min;
   ctx->rescue_max = CPH_RESCUE_MAX_PAIRS;
+  uint64_t ramp = CPH_CHUNK_RAMP;
+  if (!st)
+    st = env_number("CLPHMM_CHUNK_RAMP", ramp, 1, 64, NULL, &ramp);
+  ctx->chunk_ramp = (unsigned)ramp;
   /* Large chunks' uploads on the copy queue; 0: on the main queue. */
   uint64_t copy = 1;
   if (!st)

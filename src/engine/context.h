@@ -49,6 +49,8 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 /* cph_engine.rescue_min's default */
 #define CPH_RESCUE_MIN_PAIRS 16384
+/* cph_engine.chunk_ramp's default */
+#define CPH_CHUNK_RAMP 2
 /* cph_engine.rescue_max's default */
 #define CPH_RESCUE_MAX_PAIRS ((size_t)1 << 18)
 
@@ -166,6 +168,9 @@ typedef struct cph_engine {
    * many pairs ($CLPHMM_RESCUE_PAIRS; compute.c rescue_some). */
   uint64_t rescue_min;
   size_t rescue_max; /* pairs of a rescue chunk at most (tests set it) */
+  /* A call's first chunk holds 1/chunk_ramp of a chunk's usual cells and
+   * pairs ($CLPHMM_CHUNK_RAMP; 1: all chunks the same; compute.c). */
+  unsigned chunk_ramp;
   unsigned spec_left;
   unsigned long spec_calls;
   /* The speculative pass copies the float chunk's schedule where it is

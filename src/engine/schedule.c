@@ -542,11 +542,15 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
 
 /* A block of work-groups of one launch, filled on the pool: its pair and
  * work-group entries, and what the launch needs to know of them. Blocks
- * hold about FILL_JOBS jobs (whole work-groups): blocks of 256 work-groups
- * (4,096 jobs of the 8x20 variant) left a quarter of the mix's chunk in
- * about 10 blocks for 16 threads, and its fill took 0.6-1.0 ms on the
- * H200's host against 0.2-0.3 for chunks twice as large. */
+ * hold about FILL_JOBS jobs (whole work-groups), so that the threads share
+ * even a small chunk's launches evenly (blocks of 256 work-groups held
+ * 4,096 jobs of the 8x20 variant, and a launch of 8,000 two blocks). */
 #define FILL_JOBS 512
+/* Chunks of fewer jobs are filled on the calling thread. A job costs about
+ * 20 ns there (on the H200's host, chunks of 62,000 jobs, below the pool's
+ * CPH_POOL_MIN_WORK, took 1.2 ms, chunks of 123,000 on the pool 0.3), a
+ * round on the pool some microseconds. */
+#define FILL_POOL_JOBS 4096
 typedef struct fill_block {
   const cph_launch *L;
   size_t key_at, n; /* jobs keys[key_at .. key_at + n) */
@@ -633,8 +637,8 @@ static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
     at += L->n_jobs;
   }
   fill_task t = {stage, s, blocks};
-  cph_pool_for(cph_pool_for_work(ctx->pool, s->n_slots), nb, fill_block_run,
-               &t);
+  cph_pool_for(s->n_slots >= FILL_POOL_JOBS ? ctx->pool : NULL, nb,
+               fill_block_run, &t);
   for (size_t b = 0; b < nb;) {
     cph_launch *L = (cph_launch *)blocks[b].L;
     uint32_t max_steps = 0, max_tiles = 1;
