@@ -822,6 +822,54 @@ static void test_rescue_chunks(void) {
   clphmm_context_destroy(ctx);
 }
 
+/* A call's first chunks ramp up to the usual size (compute.c
+ * chunk_k_bounds, cph_engine.chunk_ramp): with chunks of a fixed number of
+ * cells, a first chunk of a half or a quarter of them makes more chunks,
+ * and the results are the same bits, equal to the reference (double mode:
+ * no rescue chunks among them). */
+static void test_chunk_ramp(void) {
+  test_rng own, *rng = &own;
+  test_rng_init(rng, 20261128);
+  clphmm_context *ctx = NULL;
+  if (open_with_variants(CLPHMM_PRECISION_DOUBLE, "4x4/64,8x8/64",
+                         "4x8/64,8x8/64", &ctx) <= 0) {
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  cph_engine *e = ctx->eng[0];
+  gen g = {0};
+  for (int b = 0; b < 12; b++) {
+    size_t lens[4];
+    for (size_t r = 0; r < 4; r++)
+      lens[r] = test_rng_range(rng, 20, 100);
+    add_batch(&g, rng, lens, 4, 3, 40, 140, 1, 0);
+  }
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  e->chunk_cells = 60000;
+  static const unsigned ramps[] = {1, 2, 4};
+  double *got[3] = {NULL};
+  unsigned long long chunks[3] = {0};
+  for (int i = 0; i < 3; i++) {
+    e->chunk_ramp = ramps[i];
+    got[i] = run_device(ctx, &g, n);
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    chunks[i] = st.chunks;
+    CHECK(got[i] && got[0] && memcmp(got[i], got[0], n * sizeof *got[0]) == 0,
+          "first chunk 1/%u: results differ", ramps[i]);
+  }
+  CHECK(chunks[0] > 2 && chunks[1] > chunks[0] && chunks[2] > chunks[1],
+        "ramps 1, 2, 4: %llu, %llu, %llu chunks", chunks[0], chunks[1],
+        chunks[2]);
+  e->chunk_ramp = CPH_CHUNK_RAMP;
+  compare(ctx, &g, "chunks ramping up");
+  for (int i = 0; i < 3; i++)
+    free(got[i]);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
+}
+
 /* A fresh context's first call whose pairs all have an empty read or
  * haplotype: a chunk of no jobs (its sort scratch not yet allocated)
  * succeeds with -inf for every pair. */
@@ -1751,6 +1799,8 @@ int main(void) {
     test_copy_queue(modes[m]);
     if (modes[m] == CLPHMM_PRECISION_FLOAT)
       test_rescue_chunks();
+    else
+      test_chunk_ramp();
     test_only_empty_pairs(modes[m]);
     test_vector_variants(modes[m], &rng);
     test_host_prep(modes[m], &rng);
