@@ -1004,6 +1004,10 @@ static void test_bad_settings(void) {
       {"CLPHMM_COPY_QUEUE", "yes"},
       {"CLPHMM_EXIT_CELLS", "-1"},
       {"CLPHMM_EXACT_DIRECT", "1e7"},
+      {"CLPHMM_CHUNK_RAMP", "0"},
+      {"CLPHMM_CHUNK_RAMP", "65"},
+      {"CLPHMM_RESCUE_PAIRS", "0"},
+      {"CLPHMM_RESCUE_PAIRS", "lots"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *name = cases[i][0], *value = cases[i][1];
