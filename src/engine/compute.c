@@ -37,7 +37,7 @@ typedef struct cursor {
   size_t n_batches, batch, read, out;
   uint64_t max_cells, max_pairs, max_bytes, min_pairs;
   uint64_t cells_left; /* of the call, from the cursor on (one engine) */
-  int shared;          /* a shared call's (multi.c): chunks of one size */
+  int ramps;           /* the first chunks are smaller (chunk_k_bounds) */
   size_t real_size;
   size_t end_batch, end_read;
 } cursor;
@@ -540,8 +540,7 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
  *   idle time in that mix). */
 static void chunk_k_bounds(const cph_engine *ctx, const cursor *full,
                            unsigned k, cursor *cur) {
-  uint64_t num = 1,
-           den = ctx->chunk_ramp && !full->shared ? ctx->chunk_ramp : 1;
+  uint64_t num = 1, den = ctx->chunk_ramp && full->ramps ? ctx->chunk_ramp : 1;
   for (unsigned i = 0; i < k && num < den; i++) {
     num *= 3;
     den *= 2;
@@ -802,7 +801,11 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
                 .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, pairs, parts, &cur);
   cur.cells_left = c->sh ? 0 : cells;
-  cur.shared = c->sh != NULL;
+  /* Only one engine's call of several full chunks ramps: a smaller one
+   * would leave a second chunk too small to fill the device (peak
+   * L = 512's 38,000 pairs were one chunk). */
+  cur.ramps =
+      !c->sh && pairs >= 2 * cur.min_pairs && cells >= 2 * cur.max_cells;
   cursor full = cur; /* (the bounds that chunk_k_bounds() changes) */
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
