@@ -143,6 +143,22 @@ static size_t edge_lengths(const cph_variant_set *vs, size_t *out) {
 
 /* Device results, or NULL when the compute call failed (already counted
  * as a failure; nothing to compare then). */
+/* `nb` batches of `nr` (at most 8) reads of random lengths in [rlo, rhi]
+ * against 3 haplotypes in [hmin, hmax]; odd batches' reads copied from their
+ * first haplotype, or every batch's with `all_similar` (add_batch). */
+static void add_batches(gen *g, test_rng *rng, int nb, size_t nr, unsigned rlo,
+                        unsigned rhi, unsigned hmin, unsigned hmax,
+                        int all_similar) {
+  size_t lens[8];
+  if (nr > sizeof lens / sizeof lens[0])
+    abort();
+  for (int b = 0; b < nb; b++) {
+    for (size_t r = 0; r < nr; r++)
+      lens[r] = test_rng_range(rng, rlo, rhi);
+    add_batch(g, rng, lens, nr, 3, hmin, hmax, all_similar || b % 2, 0);
+  }
+}
+
 static double *run_device(clphmm_context *ctx, const gen *g, size_t n) {
   double *out = malloc((n ? n : 1) * sizeof *out);
   if (!out)
@@ -720,12 +736,7 @@ static void test_copy_queue(clphmm_precision p) {
   }
   cph_engine *e = ctx->eng[0];
   gen g = {0};
-  for (int b = 0; b < 12; b++) {
-    size_t lens[6];
-    for (size_t r = 0; r < 6; r++)
-      lens[r] = test_rng_range(rng, 10, 120);
-    add_batch(&g, rng, lens, 6, 3, 20, 160, b % 2, 0);
-  }
+  add_batches(&g, rng, 12, 6, 10, 120, 20, 160, 0);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   e->pack_bytes = 0;     /* no packed chunks */
@@ -771,13 +782,8 @@ static void test_rescue_chunks(void) {
   }
   cph_engine *e = ctx->eng[0];
   gen g = {0};
-  for (int b = 0; b < 10; b++) {
-    size_t lens[5];
-    for (size_t r = 0; r < 5; r++)
-      lens[r] = test_rng_range(rng, 60, 150);
-    /* (Even batches: unrelated reads of high quality, rescued.) */
-    add_batch(&g, rng, lens, 5, 3, 120, 200, b % 2, 0);
-  }
+  /* (Even batches: unrelated reads of high quality, rescued.) */
+  add_batches(&g, rng, 10, 5, 60, 150, 120, 200, 0);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   e->chunk_cells = 200000; /* several chunks */
@@ -838,12 +844,7 @@ static void test_chunk_ramp(void) {
   }
   cph_engine *e = ctx->eng[0];
   gen g = {0};
-  for (int b = 0; b < 12; b++) {
-    size_t lens[4];
-    for (size_t r = 0; r < 4; r++)
-      lens[r] = test_rng_range(rng, 20, 100);
-    add_batch(&g, rng, lens, 4, 3, 40, 140, 1, 0);
-  }
+  add_batches(&g, rng, 12, 4, 20, 100, 40, 140, 1);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   e->chunk_cells = 60000;

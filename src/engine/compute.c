@@ -864,10 +864,13 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   return rc;
 }
 
+/* ---- the rescue ------------------------------------------------------ */
+
 /* The double rescue of the collected pairs: on the device in chunks when
  * it has double precision, else with the CPU reference; pairs whose scaled
  * double sum does not stand then go to the exact pass (or, without an
  * exact set, to the CPU reference). */
+
 /* The pass of the chunk in the rescue slot. */
 static int slot_pass(const cph_slot *s) {
   return s->set == CPH_SET_EXACT ? PASS_EXACT : PASS_RESCUE;

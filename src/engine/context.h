@@ -168,8 +168,9 @@ typedef struct cph_engine {
    * many pairs ($CLPHMM_RESCUE_PAIRS; compute.c rescue_some). */
   uint64_t rescue_min;
   size_t rescue_max; /* pairs of a rescue chunk at most (tests set it) */
-  /* A call's first chunk holds 1/chunk_ramp of a chunk's usual cells and
-   * pairs ($CLPHMM_CHUNK_RAMP; 1: all chunks the same; compute.c). */
+  /* The first chunk of a call of at least two full chunks holds
+   * 1/chunk_ramp of a chunk's usual cells and pairs ($CLPHMM_CHUNK_RAMP;
+   * 1: all chunks the same; compute.c chunk_k_bounds). */
   unsigned chunk_ramp;
   unsigned spec_left;
   unsigned long spec_calls;

@@ -617,9 +617,10 @@ static void fill_block_run(void *arg, size_t i) {
 static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
                                    cph_sched *s) {
   size_t nb = 0;
-  for (size_t i = 0; i < s->n_launches; i++)
-    nb += (s->launches[i].n_groups + block_groups(&s->launches[i]) - 1) /
-          block_groups(&s->launches[i]);
+  for (size_t i = 0; i < s->n_launches; i++) {
+    const size_t bg = block_groups(&s->launches[i]);
+    nb += (s->launches[i].n_groups + bg - 1) / bg;
+  }
   fill_block *blocks = malloc((nb ? nb : 1) * sizeof *blocks);
   if (!blocks)
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for launches");
