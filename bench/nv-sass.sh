@@ -8,6 +8,9 @@
 # cubins from its compute cache, bench/jit_cubins.py).
 #
 #   BUILD=build-bench OUT=dir LENGTHS="512 1024" bench/nv-sass.sh [tag]
+#   BUILD=build-bench WORKLOAD="-p double --synthetic ..." bench/nv-sass.sh
+# (WORKLOAD: clphmm-bench arguments of one workload instead of LENGTHS,
+# e.g. long reads, whose rescue builds the double programs)
 #
 # Extra environment (CLPHMM_BUILD_OPTIONS, CLPHMM_VARIANTS, ...) passes
 # through; the kernels are kept in OUT/sass[-tag].tgz.
@@ -23,12 +26,19 @@ trap 'rm -rf "$W"' EXIT
 # The driver compiles each kernel's PTX when it is first used and keeps the
 # machine code in its compute cache, read back below.
 export CUDA_CACHE_PATH="$W/jit-cache" CUDA_CACHE_DISABLE=0
-for L in ${LENGTHS:-64 128 256 512}; do
+run_one() {
   CLPHMM_CACHE_DIR= CLPHMM_BUILD_OPTIONS="${CLPHMM_BUILD_OPTIONS:-} -cl-nv-verbose" \
     CLPHMM_BUILD_LOG="$W/build.log" "$BUILD/tools/clphmm-bench" \
-    --device gpu --synthetic read=$L,hap=$L,pairs=64 -n 1 --no-startup \
-    >/dev/null 2>&1
-done
+    --device gpu -n 1 --no-startup "$@" >/dev/null 2>&1
+}
+if [ -n "${WORKLOAD:-}" ]; then
+  # shellcheck disable=SC2086 # the workload's arguments split on spaces
+  run_one $WORKLOAD
+else
+  for L in ${LENGTHS:-64 128 256 512}; do
+    run_one --synthetic read=$L,hap=$L,pairs=64
+  done
+fi
 # The binary is PTX text followed by a metadata section and a NUL.
 tr -d '\000' <"$W/build.log" | awk -v out="$W" '
   /^== / { n++; ptx = 0; print > (out "/k" n ".opts"); next }

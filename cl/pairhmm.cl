@@ -23,11 +23,11 @@
  * computes tile t of a round LAG steps behind slot t-1. A tile's last row
  * goes to the pair's boundary row in global memory (`bound`), which the
  * tile below reads; one row serves every tile of every round. Column index
- * k is written by tile t-1 at its step k + G - 1, read by tile t at its
- * step k - 1, which is LAG - G >= 4 steps (one block of four) later, and
- * rewritten by tile t after that read; a work-group barrier after every
- * block of four steps orders the blocks. With coop = 1 the tiles run one
- * after the other.
+ * k is written by tile t-1 at its step k + G - 1, loaded by tile t at its
+ * step k - PREFETCH, which is LAG - G - PREFETCH + 1 >= 4 steps (one block
+ * of four) later, and rewritten by tile t after that load; a work-group
+ * barrier after every block of four steps orders the blocks. With coop = 1
+ * the tiles run one after the other.
  *
  * Three arithmetic forms (CPH_FMA selects a fast one, CPH_SCALED which: the
  * scaled form for single precision and for float mode's double rescue, the
@@ -114,8 +114,23 @@
 #define NSYM 6
 #define ROW_STRIDE 8 /* mm, gapm, mx, xx, my, yy, match, mismatch */
 #define NONE4 (SYM_NONE * 0x01010101u) /* a haplotype word of NONE */
-/* Steps between concurrent tiles: at least G + 4, a multiple of 4. */
-#define LAG ((G + 7) / 4 * 4)
+/* Columns of the boundary row that lane 0 of a concurrent tile loads ahead
+ * of its step (MULTI 1 below). The row was written by the tile above a few
+ * steps earlier, so its lines come from L2, not L1; loaded one step ahead,
+ * the double kernels waited for them. Four steps ahead: on the H200 the
+ * long suite in double mode took 71.8 ms of kernels instead of 81.4, the
+ * exact pass of float mode's long suite 95.2 instead of 102.0. The float
+ * kernels' 32x16 tiles lost with it (the 7e9-cell file's float pass 3.1
+ * instead of 2.5 ms) and keep one step (bench/results, xp at 54c31b7). */
+#if CPH_DOUBLE
+#define PREFETCH 4
+#else
+#define PREFETCH 1
+#endif
+/* Steps between concurrent tiles: a multiple of 4, at least G + PREFETCH +
+ * 3, so that a column is written at least one block of four steps (and a
+ * barrier) before the tile below loads it. */
+#define LAG ((G + PREFETCH + 6) / 4 * 4)
 
 /* Priors are read VW rows at a time (one 16-byte vector load). */
 #if CPH_DOUBLE
@@ -303,8 +318,9 @@ typedef float4 realv;
  * haplotype words w, w_next).
  *
  * MULTI (a constant) selects the multi-tile copy of the loop (1): lane 0
- * takes the row above from the boundary row (prefetched one step ahead) and
- * the last lane writes its row there; the single-tile copy (0) starts from
+ * takes the row above from the boundary row (loaded PREFETCH steps ahead,
+ * through bq, or one step ahead, through bnext) and the last lane writes its
+ * row there; the single-tile copy (0) starts from
  * row 0 and only sums; 2 is the ring's copy (RING) and 3 a split round's
  * (SPLIT_Q below: its first slot reads the row above volatile). Every copy
  * sums: a tile's sums are reset at its start, so after the last tile they
@@ -315,7 +331,12 @@ typedef float4 realv;
     uint nsym;                                                                 \
     CPH_SHUFFLE_UP4(M[C - 1], X[C - 1], SHIP_T(), sym, uM, uX, uT, nsym);      \
     const int j = (int)(s + (R)) - (int)lane + 1;                              \
-    if ((MULTI) == 1 || (MULTI) == 3) {                                        \
+    if ((MULTI) == 1 && PREFETCH > 1) {                                        \
+      bcur = bq[0];                                                            \
+      _Pragma("unroll") for (uint q = 0; q + 1 < PREFETCH; q++) bq[q] =        \
+          bq[q + 1];                                                           \
+      bq[PREFETCH - 1] = BOUND_IN(s + (R) + PREFETCH, NEG, MULTI);             \
+    } else if ((MULTI) == 1 || (MULTI) == 3) {                                 \
       bcur = bnext;                                                            \
       bnext = BOUND_IN(s + (R) + 1, NEG, MULTI);                               \
     } else if ((MULTI) == 2) {                                                 \
@@ -374,7 +395,10 @@ typedef float4 realv;
 #define FIRST_STEP(s, MULTI, NEG)                                              \
   {                                                                            \
     w = HWORD((s) / 4, NEG);                                                   \
-    if ((MULTI) == 1 || (MULTI) == 3)                                          \
+    if ((MULTI) == 1 && PREFETCH > 1) {                                        \
+      _Pragma("unroll") for (uint q = 0; q < PREFETCH; q++) bq[q] =            \
+          BOUND_IN((s) + q, NEG, MULTI);                                       \
+    } else if ((MULTI) == 1 || (MULTI) == 3)                                   \
       bnext = BOUND_IN(s, NEG, MULTI);                                         \
     else if ((MULTI) == 2)                                                     \
       bnext = RING_IN(s, 0);                                                   \
@@ -445,7 +469,7 @@ typedef float4 realv;
 
 #define TILE_STATE                                                             \
   uint w, sym;                                                                 \
-  real4 bcur = 0, bnext = 0;                                                   \
+  real4 bcur = 0, bnext = 0, bq[PREFETCH]; /* bq: MULTI 1, PREFETCH > 1 */    \
   real pv[C]
 
 /* All steps of one round, nsteps per tile (a multiple of 4, rounded by the
