@@ -382,17 +382,7 @@ typedef float4 realv;
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
        : (MULTI) == 3 && tslot == 0 ? bvol[min((uint)(k), bound_cols - 1)]    \
-                                    : BND_AT(min((uint)(k), bound_cols - 1)))
-/* Column index k of the boundary row. Double programs load M, X and T and
- * leave out the fourth component (always 0): PREFETCH columns are in flight
- * in registers (bq), and a 32-byte load would hold eight of them each. */
-#if CPH_DOUBLE
-#define BND_AT(k)                                                              \
-  ((real4)(vload2(0, (__global const real *)(bnd + (k))),                      \
-           ((__global const real *)(bnd + (k)))[2], (real)0))
-#else
-#define BND_AT(k) bnd[k]
-#endif
+                                    : bnd[min((uint)(k), bound_cols - 1)])
 
 /* Haplotype word q (four symbols); NONE before the first. (Steps are
  * unsigned where they cannot be negative: that keeps the NVIDIA compiler's
