@@ -121,7 +121,8 @@
  * long suite in double mode took 71.8 ms of kernels instead of 81.4, the
  * exact pass of float mode's long suite 95.2 instead of 102.0. The float
  * kernels' 32x16 tiles lost with it (the 7e9-cell file's float pass 3.1
- * instead of 2.5 ms) and keep one step (bench/results, xp at 54c31b7). */
+ * instead of 2.5 ms) and keep one step (bench/results/
+ * nvidia-h200-2026-11-26-prefetch-experiments-54c31b7.txt). */
 #if CPH_DOUBLE
 #define PREFETCH 4
 #else
