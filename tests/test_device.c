@@ -485,8 +485,9 @@ static void test_chunking_determinism(clphmm_context *ctx, test_rng *rng) {
   gen_free(&g);
 }
 
-/* Long reads on the long-read variant, 2 to 2 x (lane groups) + 1 tiles:
- * tiles run concurrently (every width the variant allows, with partly
+/* Long reads on the long-read variant, 2 to 2 x (lane groups) + 1 tiles,
+ * under haplotypes of their length and of a few bases: tiles run
+ * concurrently (every width the variant allows, with partly
  * filled last rounds) and one after the other (CLPHMM_CONCURRENT_TILES=1
  * does the same as max_coop = 1). The arithmetic is the same, so the
  * results must be bit-identical; the default choice per launch must match
@@ -509,6 +510,16 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   }
   for (unsigned w = 2; w <= wmax && w <= 16; w *= 2)
     CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);
+  /* Haplotypes of 1..6 bases under reads of several tiles: a tile's steps
+   * end before the boundary row's loads ahead do (PREFETCH in
+   * cl/pairhmm.cl), so those read the clamped last column. (Their own
+   * generator: the shared sequence feeds later tests.) */
+  test_rng short_rng;
+  test_rng_init(&short_rng, 20261126);
+  for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t += 2) {
+    size_t len = (size_t)rows * (t - 1) + test_rng_range(&short_rng, 1, rows);
+    add_batch(&g, &short_rng, &len, 1, 2, 1, 6, 0, 0);
+  }
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
   const unsigned saved = ctx->eng[0]->max_coop;
