@@ -21,10 +21,11 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=ON >/dev/
 echo "# commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 
-run_test() { # label, env...
-  local label=$1; shift
+run_test() { # label, env... (SKIP_LONG=1 among them: without test_long)
+  local label=$1 skip=0 a; shift
+  for a in "$@"; do [ "$a" = SKIP_LONG=1 ] && skip=1; done
   local t0=$SECONDS
-  if env "$@" CLPHMM_TEST_REQUIRE_DEVICE=1 CLPHMM_TEST_SKIP_LONG=${SKIP_LONG:-0} \
+  if env "$@" CLPHMM_TEST_REQUIRE_DEVICE=1 CLPHMM_TEST_SKIP_LONG=$skip \
       "$BUILD/tests/test_device" >"$OUT/test-$label.txt" 2>&1; then
     echo "test $label: PASS ($((SECONDS - t0)) s) $(tail -1 "$OUT/test-$label.txt")"
   else
