@@ -6,9 +6,10 @@
 #
 #   OUT=dir COMMIT=abc123 bench/gpu-check.sh [peak-cells]
 #
-# Steps can be skipped: SKIP_TESTS=1, SKIP_PEAK=1, SKIP_SASS=1. Backends to
-# test on the CPU OpenCL device (PoCL): CPU_BACKENDS (default "khr-abs
-# intel").
+# Steps can be skipped: SKIP_TESTS=1, SKIP_PEAK=1, SKIP_SASS=1; SKIP_LONG=1
+# leaves test_long (the 20,000 x 30,000 pair) out of every test run (the
+# local-memory and CPU runs always leave it out). Backends to test on the
+# CPU OpenCL device (PoCL): CPU_BACKENDS (default "khr-abs intel").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -22,7 +23,7 @@ echo "# commit=$COMMIT date=$(date -u +%Y-%m-%dT%H:%MZ)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 
 run_test() { # label, env... (SKIP_LONG=1 among them: without test_long)
-  local label=$1 skip=0 a; shift
+  local label=$1 skip=${SKIP_LONG:-0} a; shift
   for a in "$@"; do [ "$a" = SKIP_LONG=1 ] && skip=1; done
   local t0=$SECONDS
   if env "$@" CLPHMM_TEST_REQUIRE_DEVICE=1 CLPHMM_TEST_SKIP_LONG=$skip \

@@ -371,14 +371,18 @@ typedef float4 realv;
     _Pragma("unroll") for (uint c = 0; c < C; c++) pv[c] = pn[c];              \
   }
 
-/* The boundary row at column index k (column k + 1), clamped: past the
- * pair's last column only Y is non-zero and prior 0 cancels it, so the
- * clamped read may see either value. NEG: a tile computing steps before
- * its start reads the row above's column 0 left of column 1: zeros below
- * a real row, Y = init below a transparent row of padding (a pair's first
- * real tile in a later slot of a round, its row above the last of a tile
- * of padding; zeros there lost the start of every path in column 1, up
- * to 0.4% of a result, found on PoCL with two tile slots). */
+/* The boundary row at column index k (column k + 1), clamped to the
+ * launch's bound_cols. A tile uses only the columns of its own steps
+ * (0 .. nsteps - 1: set at the pair's start, written by the tile above, or
+ * still (0, 0, init) past what that tile writes); the loads ahead of its
+ * last steps, and in NEG rounds a slot's steps past nsteps, may see stale
+ * values of other launches, which reach only columns past the pair's that
+ * are neither stored nor in a sum that is used. NEG: a tile computing
+ * steps before its start reads the row above's column 0 left of column 1:
+ * zeros below a real row, Y = init below a transparent row of padding (a
+ * pair's first real tile in a later slot of a round, its row above the
+ * last of a tile of padding; zeros there lost the start of every path in
+ * column 1, up to 0.4% of a result, found on PoCL with two tile slots). */
 #define BOUND_IN(k, NEG, MULTI)                                                \
   ((NEG) && (int)(k) < 0                                                       \
        ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \

@@ -510,10 +510,11 @@ static void test_concurrent_tiles(clphmm_context *ctx, test_rng *rng) {
   }
   for (unsigned w = 2; w <= wmax && w <= 16; w *= 2)
     CHECK(widths & (1u << w), "no launch with %u concurrent tiles", w);
-  /* Haplotypes of 1..6 bases under reads of several tiles: a tile's steps
-   * end before the boundary row's loads ahead do (PREFETCH in
-   * cl/pairhmm.cl), so those read the clamped last column. (Their own
-   * generator: the shared sequence feeds later tests.) */
+  /* Haplotypes of 1..6 bases under reads of several tiles: a tile has
+   * fewer steps than the boundary row's loads ahead (PREFETCH in
+   * cl/pairhmm.cl) and than the steps between concurrent tiles, so its
+   * loads run past its columns. (Their own generator: the shared sequence
+   * feeds later tests.) */
   test_rng short_rng;
   test_rng_init(&short_rng, 20261126);
   for (unsigned t = 2; t <= 2 * lg + 1 && t <= 17; t += 2) {
