@@ -106,8 +106,7 @@ static int at_end(const cursor *cur) {
 static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
   uint64_t cells = 0, pairs = 0, bytes = 0;
   size_t n = 0;
-  while (cur->batch < cur->end_batch ||
-         (cur->batch == cur->end_batch && cur->read < cur->end_read)) {
+  while (!at_end(cur)) {
     const clphmm_batch *bt = &cur->batches[cur->batch];
     const size_t n_reads =
         cur->batch == cur->end_batch ? cur->end_read : bt->n_reads;
