@@ -546,11 +546,13 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
  * even a small chunk's launches evenly (blocks of 256 work-groups held
  * 4,096 jobs of the 8x20 variant, and a launch of 8,000 two blocks). */
 #define FILL_JOBS 512
-/* Chunks of fewer jobs are filled on the calling thread. A job costs about
- * 20 ns there (on the H200's host, chunks of 62,000 jobs, below the pool's
- * CPH_POOL_MIN_WORK, took 1.2 ms, chunks of 123,000 on the pool 0.3), a
- * round on the pool some microseconds. */
-#define FILL_POOL_JOBS 4096
+/* A job's fill counts this much of the pool's work (cph_pool_for_work):
+ * chunks of fewer than CPH_POOL_MIN_WORK / FILL_JOB_WORK = 4,096 jobs are
+ * filled on the calling thread. A job costs about 20 ns there (on the
+ * H200's host, chunks of 62,000 jobs, counted as one unit each, stayed
+ * below CPH_POOL_MIN_WORK and took 1.2 ms, chunks of 123,000 on the pool
+ * 0.3), a round on the pool some microseconds. */
+#define FILL_JOB_WORK 16
 typedef struct fill_block {
   const cph_launch *L;
   size_t key_at, n; /* jobs keys[key_at .. key_at + n) */
@@ -638,7 +640,7 @@ static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
     at += L->n_jobs;
   }
   fill_task t = {stage, s, blocks};
-  cph_pool_for(s->n_slots >= FILL_POOL_JOBS ? ctx->pool : NULL, nb,
+  cph_pool_for(cph_pool_for_work(ctx->pool, s->n_slots * FILL_JOB_WORK), nb,
                fill_block_run, &t);
   for (size_t b = 0; b < nb;) {
     cph_launch *L = (cph_launch *)blocks[b].L;
