@@ -1002,6 +1002,7 @@ static void test_bad_settings(void) {
       {"CLPHMM_SPLIT", "65"},
       {"CLPHMM_SIDE_QUEUE", "2"},
       {"CLPHMM_COPY_QUEUE", "yes"},
+      {"CLPHMM_PREP_QUEUE", "2"},
       {"CLPHMM_EXIT_CELLS", "-1"},
       {"CLPHMM_EXACT_DIRECT", "1e7"},
       {"CLPHMM_CHUNK_RAMP", "0"},

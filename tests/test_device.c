@@ -742,8 +742,10 @@ static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n) {
 
 /* Large chunks' uploads on the copy queue (launch.c copies): a call cut
  * into several unpacked chunks on variants whose rows the device prepares
- * gives the same bits with the copy queue and without it, equal to the
- * reference; its chunks went over the copy queue, and none without it. */
+ * gives the same bits without the copy queue, with it, and with their row
+ * preparation on it too (into each slot's own rows), equal to the
+ * reference; its chunks went over the copy queue only with it, and their
+ * row preparations only where asked. */
 static void test_copy_queue(clphmm_precision p) {
   /* (Its own numbers, as check_spec_after's.) */
   test_rng own, *rng = &own;
@@ -760,26 +762,33 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_count_pairs(g.batches, g.n, &n);
   e->pack_bytes = 0;     /* no packed chunks */
   e->chunk_cells = 4000; /* several chunks */
-  double *got[2];
-  unsigned long copied[2];
-  for (int on = 0; on < 2; on++) {
-    e->copy_uploads = on;
-    const unsigned long before = e->copied_chunks;
+  /* Settings: no copy queue, copies on it, copies and row preparation. */
+  double *got[3];
+  unsigned long copied[3], preps[3];
+  for (int on = 0; on < 3; on++) {
+    e->copy_uploads = on > 0;
+    e->prep_on_copy = on == 2;
+    const unsigned long before = e->copied_chunks, p0 = e->copy_preps;
     got[on] = run_device(ctx, &g, n);
     copied[on] = e->copied_chunks - before;
+    preps[on] = e->copy_preps - p0;
   }
   clphmm_stats st;
   clphmm_context_stats(ctx, &st);
   CHECK(st.chunks > 2, "copy queue: %llu chunks",
         (unsigned long long)st.chunks);
-  CHECK(copied[1] > 0 && copied[0] == 0,
-        "copy queue: %lu chunks copied with it, %lu without", copied[1],
-        copied[0]);
-  CHECK(got[0] && got[1] && memcmp(got[0], got[1], n * sizeof **got) == 0,
-        "copy queue: results differ from those without it");
+  CHECK(copied[1] > 0 && copied[2] > 0 && copied[0] == 0,
+        "copy queue: %lu and %lu chunks copied with it, %lu without", copied[1],
+        copied[2], copied[0]);
+  CHECK(preps[2] > 0 && preps[1] == 0 && preps[0] == 0,
+        "copy queue: %lu, %lu, %lu row preparations on it (want 0, 0, >0)",
+        preps[0], preps[1], preps[2]);
+  for (int on = 1; on < 3; on++)
+    CHECK(got[0] && got[on] && memcmp(got[0], got[on], n * sizeof **got) == 0,
+          "copy queue: results of setting %d differ from those without it", on);
   compare(ctx, &g, "chunks over the copy queue");
-  free(got[0]);
-  free(got[1]);
+  for (int on = 0; on < 3; on++)
+    free(got[on]);
   gen_free(&g);
   clphmm_context_destroy(ctx);
 }

@@ -250,6 +250,11 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_COPY_QUEUE", copy, 0, 1, NULL, &copy);
   ctx->copy_uploads = (int)copy;
+  /* Their row preparation on the copy queue too; 0: on the main queue. */
+  uint64_t prep_copy = 1;
+  if (!st)
+    st = env_number("CLPHMM_PREP_QUEUE", prep_copy, 0, 1, NULL, &prep_copy);
+  ctx->prep_on_copy = (int)prep_copy;
   /* Float mode's early exit for launches of pairs this large. */
   uint64_t exit_cells = CPH_EXIT_CELLS;
   if (!st)
@@ -430,6 +435,8 @@ void cph_engine_release(cph_engine *ctx) {
     cph_hostbuf_release(&ctx->bufs, &s->pack_out);
     for (size_t b = 0; b < sizeof s->in / sizeof *s->in; b++)
       cph_devbuf_release(&s->in[b]);
+    cph_devbuf_release(&s->rows);
+    cph_devbuf_release(&s->weights);
   }
 }
 

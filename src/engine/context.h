@@ -78,6 +78,12 @@ typedef struct cph_slot {
   int copied;
   cph_devbuf in[5];
   cl_event in_ev;
+  /* A copied chunk's row preparation may run on the copy queue too
+   * (`own_rows`): it then writes the slot's own rows and weights, so that
+   * it can overlap the kernels of the chunk before, which read the other
+   * slot's, and in_ev is its event. */
+  int own_rows;
+  cph_devbuf rows, weights;
   /* A small call's speculative pass whose staging and schedule are the
    * float chunk's (launch.c, cph_share_inputs): its kernels read that
    * chunk's copies in (`inputs_of`) after their event (`lent_ev`, which
@@ -207,7 +213,10 @@ typedef struct cph_engine {
    * they overlap the kernels of the chunk before ($CLPHMM_COPY_QUEUE). */
   cl_command_queue copy_queue;
   int copy_uploads;
+  /* Their row preparation too ($CLPHMM_PREP_QUEUE; launch.c). */
+  int prep_on_copy;
   unsigned long copied_chunks; /* (tests) */
+  unsigned long copy_preps;    /* row preparations on the copy queue (tests) */
   unsigned long side_chunks;   /* chunks on the side queue (tests) */
   cph_slot slots[CPH_SLOTS];
   unsigned chunk_div; /* chunks are divided by this after allocation

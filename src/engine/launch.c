@@ -251,7 +251,8 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
   /* (Rows the host prepared are an input; kernels that compute their
    * rows need none.) */
   if (!st->host_prep && !all_inline(s))
-    rc = cph_devbuf_ensure(c, &d->rows, 8 * st->real_size * st->n_rows,
+    rc = cph_devbuf_ensure(c, s->own_rows ? &s->rows : &d->rows,
+                           8 * st->real_size * st->n_rows,
                            "uploading read rows");
   if (!rc && !s->packed) {
     copy in[N_IN];
@@ -267,8 +268,8 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
       rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
     /* (The row preparation takes the weights' buffer in every form.) */
     if (!rc && !all_inline(s))
-      rc = cph_devbuf_ensure(c, &d->weights, 16 * st->n_reads,
-                             "allocating weights");
+      rc = cph_devbuf_ensure(c, s->own_rows ? &s->weights : &d->weights,
+                             16 * st->n_reads, "allocating weights");
     if (!rc)
       rc = cph_devbuf_ensure(c, &d->sums, out[OUT_SUMS], "allocating results");
   }
@@ -333,6 +334,10 @@ static chunk_mems mems_of(const cph_slot *s) {
     m.hcodes = s->in[IN_HCODES].mem;
     m.pairs = s->in[IN_PAIRS].mem;
     m.groups = s->in[IN_GROUPS].mem;
+  }
+  if (s->own_rows) {
+    m.rows = s->rows.mem;
+    m.weights = s->weights.mem;
   }
   if (s->packed) {
     /* (A borrower reads its lender's inputs.) */
@@ -427,6 +432,30 @@ static int needs_prep(const cph_slot *s) {
   return !st->host_prep && !all_inline(s) && st->n_reads && s->sched.n_launches;
 }
 
+/* The row preparation of a copied chunk with its own rows, on the copy
+ * queue behind its copies: it then overlaps the kernels of the chunk
+ * before on the main queue instead of waiting for them, and the chunk's
+ * first launch waits for its event instead of the last copy's. */
+static clphmm_status prepare_on_copy_queue(cph_engine *ctx, cph_slot *s,
+                                           cl_kernel prep) {
+  const size_t global = s->stage.n_reads * PREP_WG, local = PREP_WG;
+  cl_event ev = NULL;
+  cl_int err = cph_cl.EnqueueNDRangeKernel(ctx->copy_queue, prep, 1, NULL,
+                                           &global, &local, 0, NULL, &ev);
+  if (err != CL_SUCCESS)
+    return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
+                        "launching the row preparation");
+  clphmm_status rc = add_event(s, ev, CPH_EV_PREP, -1);
+  if (rc)
+    return rc;
+  s->in_ev = ev;
+  ctx->copy_preps++;
+  err = cph_cl.Flush(ctx->copy_queue);
+  return err == CL_SUCCESS ? CLPHMM_SUCCESS
+                           : cph_buf_fail(&ctx->bufs, "clFlush", err,
+                                          "starting the row preparation");
+}
+
 /* The rows of every read from its raw bytes (cl/prep.cl), with the
  * program of the chunk's first launch that has the row preparation (all
  * kernels of a chunk share the arithmetic form). */
@@ -456,10 +485,12 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   const void *const values[] = {&m->raw, &n_rows,  &m->reads,
                                 &tab,    &m->rows, &m->weights};
   rc = set_args(pk->prep, &pk->prep_args, 6, sizes, values);
-  if (!rc)
-    rc = run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
+  if (rc)
+    return rc;
+  if (s->own_rows)
+    return prepare_on_copy_queue(ctx, s, pk->prep);
+  return run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
                     CPH_EV_PREP, -1);
-  return rc;
 }
 
 static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
@@ -560,6 +591,7 @@ clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   ctx->inline_chunks += (unsigned long)all_inline(s);
   s->packed = s->inputs_of || packable(ctx, s);
   s->copied = copies(ctx, s);
+  s->own_rows = s->copied && ctx->prep_on_copy && needs_prep(s);
   if (s->inputs_of) {
     /* Its first launch waits for the lender's copy in. */
     if (!s->inputs_of->lent_ev)
