@@ -278,18 +278,20 @@ typedef struct clphmm_stats {
   uint64_t rescued_pairs; /* float results recomputed in double */
   uint64_t launches;      /* launches of the PairHMM kernel, rescue included
                              (row preparation not included) */
-  double kernel_seconds;  /* sum of the OpenCL profiling intervals of all
-                             kernels, the row preparation included (0
-                             unless clphmm_options.profile) */
+  double kernel_seconds;  /* the time the device ran the call's kernels,
+                             the row preparation included: the union of
+                             their OpenCL profiling intervals (kernels
+                             running at once count once), 0 unless
+                             clphmm_options.profile */
   /* Per read-length bin, by increasing max_rows (added in 0.1). */
   size_t n_bins;
   clphmm_bin_stats bins[CLPHMM_MAX_BINS];
   /* Where the time of the call went (added in 0.2). The stages of
    * consecutive chunks overlap (a chunk is prepared while the one before
    * computes), so the stages may add up to more than wall_seconds.
-   * Device stages are sums of OpenCL profiling intervals (0 unless
-   * clphmm_options.profile); host stages sum the wall time of the threads
-   * that ran them. */
+   * Device stages are sums of OpenCL profiling intervals (kernel_seconds
+   * their union; 0 unless clphmm_options.profile); host stages sum the
+   * wall time of the threads that ran them. */
   double wall_seconds;     /* the whole clphmm_compute call */
   double prepare_seconds;  /* host: validation, ordering, staging */
   double upload_seconds;   /* device: host-to-device copies (of chunks

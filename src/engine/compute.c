@@ -996,6 +996,7 @@ static void reset_stats(cph_engine *ctx) {
   const cph_variant_set *vs =
       &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
   memset(&ctx->stats, 0, sizeof ctx->stats);
+  cph_spans_clear(&ctx->kernel_spans);
   ctx->stats.n_bins = cph_plan_count(vs);
   for (size_t i = 0; i < cph_plan_count(vs); i++) {
     const cph_variant *v = &vs->v[i];
@@ -1115,6 +1116,7 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
     ctx->stats.pairs = n_pairs;
     ctx->stats.cells = cells;
     ctx->stats.finish_seconds += cph_now() - t1;
+    ctx->stats.kernel_seconds = cph_spans_union_seconds(&ctx->kernel_spans);
     ctx->stats.wall_seconds = cph_now() - t0;
     cph_trace_host(&ctx->trace, "call", -1, t0);
   } else {
@@ -1150,10 +1152,12 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
     rc = rescue_pass(&c);
   if (rc)
     drain(ctx);
-  if (!rc)
+  if (!rc) {
+    ctx->stats.kernel_seconds = cph_spans_union_seconds(&ctx->kernel_spans);
     ctx->stats.wall_seconds = cph_now() - t0;
-  else
+  } else {
     ctx->stats = before;
+  }
   free(c.rescue.p);
   free(c.exact.p);
   free(c.pieces);

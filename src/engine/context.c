@@ -438,6 +438,7 @@ void cph_engine_release(cph_engine *ctx) {
     cph_devbuf_release(&s->rows);
     cph_devbuf_release(&s->weights);
   }
+  cph_spans_release(&ctx->kernel_spans);
 }
 
 /* Build (or load) kernel k of variant `v` once. */

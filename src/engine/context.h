@@ -14,6 +14,7 @@
 #include "engine/pack.h"
 #include "engine/pool.h"
 #include "engine/schedule.h"
+#include "engine/spans.h"
 #include "engine/stage.h"
 #include "engine/trace.h"
 #include "opencl/build.h"
@@ -222,6 +223,9 @@ typedef struct cph_engine {
   unsigned chunk_div; /* chunks are divided by this after allocation
                          failures (reset per call) */
   cph_trace trace;    /* CLPHMM_TRACE */
+  /* The call's kernels' device intervals: kernel_seconds is their union
+   * (launch.c, compute.c). */
+  cph_spans kernel_spans;
   /* Several devices (multi.c): dropped after a device failure, and why. */
   int dropped;
   char why[1024];

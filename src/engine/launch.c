@@ -694,27 +694,29 @@ clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {
   return rc;
 }
 
-/* Seconds between an event's start and end (0 when not available). */
-static double event_seconds(cl_event ev) {
-  cl_ulong t0 = 0, t1 = 0;
-  if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0,
-                                   &t0, NULL) == CL_SUCCESS &&
-      cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
-                                   NULL) == CL_SUCCESS &&
-      t1 > t0)
-    return (double)(t1 - t0) * 1e-9;
-  return 0;
+/* An event's start and end on the device's clock (0, 0 when not
+ * available). */
+static void event_span(cl_event ev, cl_ulong *t0, cl_ulong *t1) {
+  if (cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof *t0,
+                                   t0, NULL) != CL_SUCCESS ||
+      cph_cl.GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof *t1, t1,
+                                   NULL) != CL_SUCCESS ||
+      *t1 < *t0)
+    *t0 = *t1 = 0;
 }
 
 static void account(cph_engine *ctx, const cph_event *e) {
-  const double t = event_seconds(e->ev);
+  cl_ulong t0 = 0, t1 = 0;
+  event_span(e->ev, &t0, &t1);
+  const double t = (double)(t1 - t0) * 1e-9;
   clphmm_stats *st = &ctx->stats;
   switch (e->kind) {
   case CPH_EV_UPLOAD: st->upload_seconds += t; break;
   case CPH_EV_DOWNLOAD: st->download_seconds += t; break;
   default:
-    /* Kernel time includes the row preparation. */
-    st->kernel_seconds += t;
+    /* Kernel time, the row preparation included, is the union of the
+     * intervals (the call's end sums it): kernels may run at once. */
+    cph_spans_add(&ctx->kernel_spans, t0, t1);
     if (e->kind == CPH_EV_PREP)
       st->rows_seconds += t;
     if (e->bin >= 0)
