@@ -751,17 +751,24 @@ static void test_copy_queue(clphmm_precision p) {
   test_rng own, *rng = &own;
   test_rng_init(rng, 20261126);
   clphmm_context *ctx = NULL;
-  /* (Profiled: the kernel time's check below.) */
-  const char *prof = getenv("CLPHMM_PROFILE");
-  char *keep = prof ? strdup(prof) : NULL;
-  setenv("CLPHMM_PROFILE", "1", 1);
+  /* Profiled, for the kernel time's checks, and in the scaled form, whose
+   * row preparation also writes the reads' weights (copied out). */
+  static const char *const names[2] = {"CLPHMM_PROFILE", "CLPHMM_FMA"};
+  char *keep[2];
+  for (int i = 0; i < 2; i++) {
+    const char *v = getenv(names[i]);
+    keep[i] = v ? strdup(v) : NULL;
+    setenv(names[i], "1", 1);
+  }
   const int opened =
       open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &ctx);
-  if (keep)
-    setenv("CLPHMM_PROFILE", keep, 1);
-  else
-    unsetenv("CLPHMM_PROFILE");
-  free(keep);
+  for (int i = 0; i < 2; i++) {
+    if (keep[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+    free(keep[i]);
+  }
   if (opened <= 0) {
     clphmm_context_destroy(ctx);
     return;
@@ -783,19 +790,27 @@ static void test_copy_queue(clphmm_precision p) {
     got[on] = run_device(ctx, &g, n);
     copied[on] = e->copied_chunks - before;
     preps[on] = e->copy_preps - p0;
+    /* The row preparations on the copy queue may run beside the kernels
+     * of the chunk before: the call's kernel time is the union of this
+     * call's kernel intervals (at most a launch and a preparation per
+     * chunk), at most their sum and at least the preparations' own. */
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    const double own_s = cph_spans_sum_seconds(&e->kernel_spans);
+    CHECK(st.chunks > 2, "copy queue: %llu chunks",
+          (unsigned long long)st.chunks);
+    CHECK(e->kernel_spans.n > 0 && e->kernel_spans.n == e->kernel_events &&
+              e->kernel_spans.n <= st.launches + st.chunks,
+          "copy queue, setting %d: %zu kernel intervals for %llu launches "
+          "in %llu chunks",
+          on, e->kernel_spans.n, (unsigned long long)st.launches,
+          (unsigned long long)st.chunks);
+    CHECK(st.kernel_seconds > 0 && st.kernel_seconds <= own_s * 1.000001 &&
+              st.kernel_seconds >= st.rows_seconds * 0.999999,
+          "copy queue, setting %d: kernel time %g s, the kernels' own %g s, "
+          "rows %g s",
+          on, st.kernel_seconds, own_s, st.rows_seconds);
   }
-  clphmm_stats st;
-  clphmm_context_stats(ctx, &st);
-  CHECK(st.chunks > 2, "copy queue: %llu chunks",
-        (unsigned long long)st.chunks);
-  /* The row preparations on the copy queue may run beside the kernels of
-   * the chunk before: the call's kernel time is the union of the kernels'
-   * intervals, at most their sum, and at least the preparations' own. */
-  const double own_s = cph_spans_sum_seconds(&e->kernel_spans);
-  CHECK(st.kernel_seconds > 0 && st.kernel_seconds <= own_s * 1.000001 &&
-            st.kernel_seconds >= st.rows_seconds * 0.999999,
-        "copy queue: kernel time %g s, the kernels' own %g s, rows %g s",
-        st.kernel_seconds, own_s, st.rows_seconds);
   CHECK(copied[1] > 0 && copied[2] > 0 && copied[0] == 0,
         "copy queue: %lu and %lu chunks copied with it, %lu without", copied[1],
         copied[2], copied[0]);

@@ -537,6 +537,32 @@ static void test_memory(void) {
         "halved work changes the results");
   free(split);
 
+  /* The same in a profiled context of small chunks, the failure after
+   * some chunks were collected: their kernels' intervals stay in the
+   * call's kernel time (the retry releases the buffers, not them): one
+   * per kernel event collected. */
+  shim("");
+  setenv("CLPHMM_PROFILE", "1", 1);
+  clphmm_context *pctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 64 << 10);
+  unsetenv("CLPHMM_PROFILE");
+  if (pctx) {
+    shim("clEnqueueNDRangeKernel@8:-4");
+    retries = diag(pctx).alloc_retries;
+    split = compute_ok(pctx, "allocation failure at a later launch");
+    clphmm_stats ps;
+    clphmm_context_stats(pctx, &ps);
+    const cph_engine *e = pctx->eng[0];
+    CHECK(diag(pctx).alloc_retries > retries && ps.launches > 8 &&
+              e->kernel_spans.n == e->kernel_events &&
+              e->kernel_events >= ps.launches && ps.kernel_seconds > 0,
+          "later launch allocation: %zu kernel intervals for %lu kernel "
+          "events, %llu launches",
+          e->kernel_spans.n, e->kernel_events, (unsigned long long)ps.launches);
+    free(split);
+    shim("");
+  }
+  clphmm_context_destroy(pctx);
+
   /* A device too small for a single pair: a clean failure. (A new
    * context: the buffers a context keeps from its earlier calls would
    * serve the call without a new allocation.) */

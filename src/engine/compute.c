@@ -677,7 +677,8 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   }
   /* (What the abandoned attempt counted is not counted again.) */
   const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks,
-                      inl = ctx->inline_chunks, shared = ctx->shared_inputs;
+                      inl = ctx->inline_chunks, shared = ctx->shared_inputs,
+                      preps = ctx->copy_preps;
   const uint64_t split = ctx->stats.split_pairs;
   const double t0 = cph_now();
   int ok = f->stage.n_jobs && d->stage.n_jobs; /* (else nothing to pair) */
@@ -702,6 +703,7 @@ static clphmm_status submit_both(call *c, cph_slot *f) {
   cph_slot_abandon(f);
   c->speculated = 0;
   ctx->copied_chunks = copied;
+  ctx->copy_preps = preps;
   ctx->side_chunks = side;
   ctx->inline_chunks = inl;
   ctx->shared_inputs = shared;
@@ -997,6 +999,7 @@ static void reset_stats(cph_engine *ctx) {
       &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
   memset(&ctx->stats, 0, sizeof ctx->stats);
   cph_spans_clear(&ctx->kernel_spans);
+  ctx->kernel_events = 0;
   ctx->stats.n_bins = cph_plan_count(vs);
   for (size_t i = 0; i < cph_plan_count(vs); i++) {
     const cph_variant *v = &vs->v[i];

@@ -385,6 +385,9 @@ static void engine_destroy(cph_engine *ctx) {
   cph_trace_close(&ctx->trace);
   for (int i = 0; i < CPH_SLOTS; i++)
     free(ctx->slots[i].events);
+  /* (Not in cph_engine_release: an allocation retry releases the buffers
+   * in the middle of a call, whose kernel intervals stay.) */
+  cph_spans_release(&ctx->kernel_spans);
   free(ctx);
 }
 
@@ -438,7 +441,6 @@ void cph_engine_release(cph_engine *ctx) {
     cph_devbuf_release(&s->rows);
     cph_devbuf_release(&s->weights);
   }
-  cph_spans_release(&ctx->kernel_spans);
 }
 
 /* Build (or load) kernel k of variant `v` once. */

@@ -226,6 +226,7 @@ typedef struct cph_engine {
   /* The call's kernels' device intervals: kernel_seconds is their union
    * (launch.c, compute.c). */
   cph_spans kernel_spans;
+  unsigned long kernel_events; /* of this call, collected (tests) */
   /* Several devices (multi.c): dropped after a device failure, and why. */
   int dropped;
   char why[1024];

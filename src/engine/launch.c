@@ -652,9 +652,9 @@ clphmm_status cph_submit_launches(cph_engine *ctx, cph_slot *s) {
   const int early = ctx->early_flush;
   clphmm_status rc = CLPHMM_SUCCESS;
   /* (Before the first launch only when the row preparation came after
-   * the uploads' flush.) */
+   * the uploads' flush on this queue: on the copy queue it flushed that.) */
   for (size_t i = 0; i < sc->n_launches && !rc; i++) {
-    if (early && (i > 0 || needs_prep(s)))
+    if (early && (i > 0 || (needs_prep(s) && !s->own_rows)))
       rc = flush(ctx, s);
     trace_part(ctx, s, "sub-flush", &t);
     if (!rc)
@@ -717,6 +717,7 @@ static void account(cph_engine *ctx, const cph_event *e) {
     /* Kernel time, the row preparation included, is the union of the
      * intervals (the call's end sums it): kernels may run at once. */
     cph_spans_add(&ctx->kernel_spans, t0, t1);
+    ctx->kernel_events++;
     if (e->kind == CPH_EV_PREP)
       st->rows_seconds += t;
     if (e->bin >= 0)
