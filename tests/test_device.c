@@ -557,25 +557,24 @@ static int open_context(clphmm_precision p, clphmm_context **ctx) {
   return st == CLPHMM_SUCCESS ? 1 : -1;
 }
 
-/* A context on CLPHMM_VARIANTS=list and, unless `double_list` is NULL,
- * CLPHMM_DOUBLE_VARIANTS=double_list (a device's table may name its own
- * double list); both restored after. 0 when no device. */
-static int open_with_variants(clphmm_precision p, const char *list,
-                              const char *double_list, clphmm_context **ctx) {
-  static const char *const names[2] = {"CLPHMM_VARIANTS",
-                                       "CLPHMM_DOUBLE_VARIANTS"};
-  const char *lists[2] = {list, double_list};
-  char *keep[2] = {NULL, NULL};
-  for (int i = 0; i < 2; i++) {
-    if (!lists[i])
+/* Set names[i] to vals[i] for i < n (a NULL value leaves its variable
+ * alone), keeping the old values in keep[] for env_restore. */
+static void env_set(const char *const *names, const char *const *vals, int n,
+                    char **keep) {
+  for (int i = 0; i < n; i++) {
+    keep[i] = NULL;
+    if (!vals[i])
       continue;
-    const char *saved = getenv(names[i]);
-    keep[i] = saved ? strdup(saved) : NULL;
-    setenv(names[i], lists[i], 1);
+    const char *v = getenv(names[i]);
+    keep[i] = v ? strdup(v) : NULL;
+    setenv(names[i], vals[i], 1);
   }
-  const int ok = open_context(p, ctx);
-  for (int i = 0; i < 2; i++) {
-    if (!lists[i])
+}
+
+static void env_restore(const char *const *names, const char *const *vals,
+                        int n, char **keep) {
+  for (int i = 0; i < n; i++) {
+    if (!vals[i])
       continue;
     if (keep[i])
       setenv(names[i], keep[i], 1);
@@ -583,6 +582,32 @@ static int open_with_variants(clphmm_precision p, const char *list,
       unsetenv(names[i]);
     free(keep[i]);
   }
+}
+
+/* A context on CLPHMM_VARIANTS=list and, unless `double_list` is NULL,
+ * CLPHMM_DOUBLE_VARIANTS=double_list (a device's table may name its own
+ * double list); both restored after. 0 when no device. */
+static int open_with_variants(clphmm_precision p, const char *list,
+                              const char *double_list, clphmm_context **ctx) {
+  static const char *const names[2] = {"CLPHMM_VARIANTS",
+                                       "CLPHMM_DOUBLE_VARIANTS"};
+  const char *const lists[2] = {list, double_list};
+  char *keep[2];
+  env_set(names, lists, 2, keep);
+  const int ok = open_context(p, ctx);
+  env_restore(names, lists, 2, keep);
+  return ok;
+}
+
+/* open_with_variants with two more variables of the environment set to
+ * vals (names[i] = vals[i]) while the context is made, restored after. */
+static int open_with_env(clphmm_precision p, const char *list,
+                         const char *double_list, const char *const names[2],
+                         const char *const vals[2], clphmm_context **ctx) {
+  char *keep[2];
+  env_set(names, vals, 2, keep);
+  const int ok = open_with_variants(p, list, double_list, ctx);
+  env_restore(names, vals, 2, keep);
   return ok;
 }
 
@@ -754,22 +779,9 @@ static void test_copy_queue(clphmm_precision p) {
   /* Profiled, for the kernel time's checks, and in the scaled form, whose
    * row preparation also writes the reads' weights (copied out). */
   static const char *const names[2] = {"CLPHMM_PROFILE", "CLPHMM_FMA"};
-  char *keep[2];
-  for (int i = 0; i < 2; i++) {
-    const char *v = getenv(names[i]);
-    keep[i] = v ? strdup(v) : NULL;
-    setenv(names[i], "1", 1);
-  }
-  const int opened =
-      open_with_variants(p, "4x4/64,8x8/64", "4x4/64,8x8/64", &ctx);
-  for (int i = 0; i < 2; i++) {
-    if (keep[i])
-      setenv(names[i], keep[i], 1);
-    else
-      unsetenv(names[i]);
-    free(keep[i]);
-  }
-  if (opened <= 0) {
+  static const char *const ones[2] = {"1", "1"};
+  if (open_with_env(p, "4x4/64,8x8/64", "4x4/64,8x8/64", names, ones, &ctx) <=
+      0) {
     clphmm_context_destroy(ctx);
     return;
   }
@@ -1222,21 +1234,8 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
 static int open_exit_in(clphmm_precision p, const char *list,
                         const char *double_list, int on, clphmm_context **ctx) {
   static const char *const names[2] = {"CLPHMM_EARLY_EXIT", "CLPHMM_FMA"};
-  const char *vals[2] = {on ? "1" : "0", "1"};
-  char *keep[2];
-  for (int i = 0; i < 2; i++) {
-    const char *v = getenv(names[i]);
-    keep[i] = v ? strdup(v) : NULL;
-    setenv(names[i], vals[i], 1);
-  }
-  const int ok = open_with_variants(p, list, double_list, ctx);
-  for (int i = 0; i < 2; i++) {
-    if (keep[i])
-      setenv(names[i], keep[i], 1);
-    else
-      unsetenv(names[i]);
-    free(keep[i]);
-  }
+  const char *const vals[2] = {on ? "1" : "0", "1"};
+  const int ok = open_with_env(p, list, double_list, names, vals, ctx);
   /* (Every launch gets the exit: the test pairs are small.) */
   if (ok > 0)
     (*ctx)->eng[0]->exit_cells = 0;
