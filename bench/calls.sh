@@ -10,6 +10,7 @@
 # The environment (CLPHMM_VARIANTS, CLPHMM_DEVICE, ...) passes through.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 calls=1000 build_it=1 extra=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -21,11 +22,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 BUILD=${BUILD:-build-bench}
-if [ "$build_it" = 1 ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=OFF \
-    >/dev/null
-  cmake --build "$BUILD" -j "$(nproc)" >/dev/null
-fi
+[ "$build_it" = 1 ] && bench_build "$BUILD"
 bench=$BUILD/tools/clphmm-bench
 trace=$(mktemp)
 trap 'rm -f "$trace"' EXIT

@@ -17,6 +17,7 @@
 # else of clphmm's (CLPHMM_VARIANTS with a `:small` variant, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 calls=200 build_it=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -27,21 +28,20 @@ while [ $# -gt 0 ]; do
   esac
 done
 BUILD=${BUILD:-build-bench}
-if [ "$build_it" = 1 ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=OFF \
-    >/dev/null
-  cmake --build "$BUILD" -j "$(nproc)" >/dev/null
-fi
+[ "$build_it" = 1 ] && bench_build "$BUILD"
 bench=$BUILD/tools/clphmm-bench
 trace=$(mktemp)
 trap 'rm -f "$trace"' EXIT
 # run_us SLOT: the median run time (us) of the traced kernel launches of
 # slot SLOT, the first call (untimed warm-up) left out.
+# ("-": none.)
 run_us() {
-  awk -v slot="$1" '/^call / { call++ }
+  local m
+  m=$(awk -v slot="$1" '/^call / { call++ }
     call > 1 && /^  dev  kernel/ && $4 == slot {
       for (i = 1; i <= NF; i++) if ($i == "run,") print $(i - 1) }' "$trace" |
-    sort -g | awk '{ v[n++] = $1 } END { if (n) print v[int((n - 1) / 2)]; else print "-" }'
+    bench_median)
+  echo "${m:--}"
 }
 echo "# small-kernels: commit=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
   "date=$(date -u +%Y-%m-%dT%H:%MZ) calls=$calls SPECULATE=${SPECULATE:-1}" \

@@ -12,6 +12,7 @@
 # without CLPHMM_PROFILE=1 device commands have no times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 calls=20 show=10 count=1 build_it=1
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,11 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 BUILD=${BUILD:-build-bench}
-if [ "$build_it" = 1 ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCLPHMM_BUILD_TESTS=OFF \
-    >/dev/null
-  cmake --build "$BUILD" -j "$(nproc)" >/dev/null
-fi
+[ "$build_it" = 1 ] && bench_build "$BUILD"
 trace=$(mktemp)
 trap 'rm -f "$trace"' EXIT
 CLPHMM_TRACE=$trace "$BUILD/tools/clphmm-bench" --no-startup "$@" \
