@@ -141,8 +141,6 @@ static size_t edge_lengths(const cph_variant_set *vs, size_t *out) {
   return n;
 }
 
-/* Device results, or NULL when the compute call failed (already counted
- * as a failure; nothing to compare then). */
 /* `nb` batches of `nr` (at most 8) reads of random lengths in [rlo, rhi]
  * against 3 haplotypes in [hmin, hmax]; odd batches' reads copied from their
  * first haplotype, or every batch's with `all_similar` (add_batch). */
@@ -159,6 +157,8 @@ static void add_batches(gen *g, test_rng *rng, int nb, size_t nr, unsigned rlo,
   }
 }
 
+/* Device results, or NULL when the compute call failed (already counted
+ * as a failure; nothing to compare then). */
 static double *run_device(clphmm_context *ctx, const gen *g, size_t n) {
   double *out = malloc((n ? n : 1) * sizeof *out);
   if (!out)
