@@ -109,7 +109,9 @@ static void bound_products(__local const double *mm, __local double *g,
  * associative, and the weights must be bit-identical). raw holds five
  * arrays of n_rows bytes: base codes (read directly by the lane-group
  * kernel), base, insertion and deletion qualities and gap continuation
- * penalties. The host launches PREP_WG work-items per group. */
+ * penalties. The host launches PREP_WG work-items per group. store_rows
+ * 0: the weights alone (the chunk's kernels compute their rows, and take
+ * no bound). */
 #define PREP_WG 64
 #define PREP_BLOCK (4 * PREP_WG)
 __kernel __attribute__((reqd_work_group_size(PREP_WG, 1, 1))) void
@@ -117,7 +119,7 @@ prep_rows(__global const uchar *raw, const uint n_rows,
           __global const uint2 *reads, /* (first row, length) */
           __global const tab_t *tab, __global real *rows,
           /* scaled form: per read (P_R, P_R-1 mx_R) */
-          __global tab_t *weights) {
+          __global tab_t *weights, const uint store_rows) {
 #if CPH_SCALED
   __local tab_t block_mm[PREP_BLOCK];
   tab_t prod = 1;
@@ -130,7 +132,7 @@ prep_rows(__global const uchar *raw, const uint n_rows,
   __local double block_g[PREP_BLOCK], block_p[PREP_BLOCK], block_x[PREP_BLOCK];
   __local double threshold;
   double bgrowth = 1, bgmin = 1;
-  const int bound_on = reads[get_group_id(0)].y > BOUND_MIN_ROWS;
+  const int bound_on = store_rows && reads[get_group_id(0)].y > BOUND_MIN_ROWS;
 #endif
   const uint r = get_group_id(0), lid = get_local_id(0);
   const uint2 rd = reads[r];
@@ -144,7 +146,8 @@ prep_rows(__global const uchar *raw, const uint n_rows,
       const uint s = rd.x + k;
       /* One vector store per row (8 scalar stores were a third of the
        * kernel's time on the H200). */
-      vstore8(row_of(tab, raw, n_rows, s, k == 0), s, rows);
+      if (store_rows)
+        vstore8(row_of(tab, raw, n_rows, s, k == 0), s, rows);
 #if CPH_SCALED
       const tab_t mm = tab[mm_index(qi[s], qd[s])];
       block_mm[k - k0] = mm;
@@ -202,7 +205,8 @@ prep_rows(__global const uchar *raw, const uint n_rows,
                                        : bound_slot(q),
                          bound_slot(q * block_x[k - k0])),
                 0, rows + (size_t)(rd.x + k) * 8 + 4);
-      } else if (k + 1 == rd.y) { /* no bound: a threshold that never stops */
+      } else if (store_rows && k + 1 == rd.y) {
+        /* no bound: a threshold that never stops */
         rows[(size_t)(rd.x + k) * 8 + 4] = (real)NAN;
       }
     }

@@ -132,10 +132,11 @@ static int list_entry(const cph_tuning_entry *e) {
         /* Every flavour of the program (engine/context.h CPH_KF_*): with
          * split pairs (not long-read variants: their tiles run one after
          * the other), in float mode's first pass with and without the
-         * early exit, and the small-call variant's computing its rows
-         * (without the float exit). */
+         * early exit, and computing its rows (without the float exit:
+         * the small-call variant's launches and those of wide pairs,
+         * engine/context.h CPH_INLINE_COLS). */
         const int splits = !v.seq, exits = !dbl && v.early_exit;
-        for (int in = 0; in <= v.small; in++)
+        for (int in = 0; in <= 1; in++)
           for (int sp = 0; sp <= splits; sp++)
             for (int ex = 0; ex <= (in ? 0 : exits); ex++) {
               v.split = sp;

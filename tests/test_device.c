@@ -1155,7 +1155,10 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
  * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
  * is the host's, operation by operation. Every bin, qualities 0..127
  * (extreme transitions, rescued and overflowing pairs included), in the
- * context's precision and, in float mode, its double rescue. */
+ * context's precision and, in float mode, its double rescue; with the
+ * device's rows as the engine chooses, prepared for every launch, and
+ * computed by every launch's kernel (the preparation then gives the
+ * weights alone). */
 static void test_host_prep(clphmm_precision p, test_rng *rng) {
   clphmm_context *dev = NULL, *host = NULL;
   /* (The suite may run with CLPHMM_HOST_PREP set: restore it after.) */
@@ -1202,26 +1205,46 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   add_batch(&g, rng, ll, 2, 2, 700, 760, 1, QUAL_INDEL_HIGH);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
-  double *a = run_device(dev, &g, n), *b = run_device(host, &g, n);
-  clphmm_stats sa, sb;
-  clphmm_context_stats(dev, &sa);
+  double *b = run_device(host, &g, n);
+  clphmm_stats sb;
   clphmm_context_stats(host, &sb);
-  CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
-        "%s: rows prepared on the device and on the host give different "
-        "results",
-        p ? "double" : "float");
-  CHECK(sa.rescued_pairs == sb.rescued_pairs &&
-            sa.early_exits == sb.early_exits,
-        "rescued pairs differ: %llu on the device, %llu on the host (early "
-        "exits %llu, %llu)",
-        (unsigned long long)sa.rescued_pairs,
-        (unsigned long long)sb.rescued_pairs,
-        (unsigned long long)sa.early_exits, (unsigned long long)sb.early_exits);
-  printf("%-9s rows prepared on the device = on the host: %zu pairs, %llu "
-         "rescued, %llu stopped early\n",
-         p ? "double" : "float", n, (unsigned long long)sa.rescued_pairs,
-         (unsigned long long)sa.early_exits);
-  free(a);
+  /* The device engine's inline_rows. */
+  static const int settings[3] = {1, 0, 2};
+  static const char *const names[3] = {"as chosen", "prepared", "in kernels"};
+  cph_engine *e = dev->eng[0];
+  const int keep = e->inline_rows;
+  for (int k = 0; k < 3; k++) {
+    e->inline_rows = settings[k];
+    const unsigned long inl = e->inline_chunks;
+    double *a = run_device(dev, &g, n);
+    clphmm_stats sa;
+    clphmm_context_stats(dev, &sa);
+    CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+          "%s: rows on the device (%s) and on the host give different "
+          "results",
+          p ? "double" : "float", names[k]);
+    CHECK(sa.rescued_pairs == sb.rescued_pairs &&
+              sa.early_exits == sb.early_exits,
+          "rescued pairs differ (%s): %llu on the device, %llu on the host "
+          "(early exits %llu, %llu)",
+          names[k], (unsigned long long)sa.rescued_pairs,
+          (unsigned long long)sb.rescued_pairs,
+          (unsigned long long)sa.early_exits,
+          (unsigned long long)sb.early_exits);
+    /* Some chunks compute their rows with inline_rows 2 (not those whose
+     * launches stop early: the exit reads the prepared rows' bound), none
+     * with 0. */
+    const unsigned long chunks = e->inline_chunks - inl;
+    CHECK(settings[k] == 0 ? chunks == 0 : settings[k] == 1 || chunks > 0,
+          "%s: %lu chunks computed their rows", names[k], chunks);
+    printf("%-9s rows on the device (%s) = on the host: %zu pairs, %llu "
+           "rescued, %llu stopped early, %lu chunks computed their rows\n",
+           p ? "double" : "float", names[k], n,
+           (unsigned long long)sa.rescued_pairs,
+           (unsigned long long)sa.early_exits, chunks);
+    free(a);
+  }
+  e->inline_rows = keep;
   free(b);
   gen_free(&g);
   clphmm_context_destroy(dev);

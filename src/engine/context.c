@@ -263,13 +263,17 @@ static clphmm_status engine_create(const clphmm_options *o,
   ctx->exit_cells = exit_cells;
   ctx->copy_sched = 1;
   ctx->share_inputs = 1;
-  /* Small calls' launches compute their rows (0: a row preparation in
-   * front of them, as for large chunks). */
-  uint64_t inline_rows = 1;
+  /* Small calls' launches and wide pairs' compute their rows (0: a row
+   * preparation in front of them; 2: every launch). */
+  uint64_t inline_rows = 1, inline_cols = CPH_INLINE_COLS;
   if (!st)
     st =
-        env_number("CLPHMM_INLINE_ROWS", inline_rows, 0, 1, NULL, &inline_rows);
+        env_number("CLPHMM_INLINE_ROWS", inline_rows, 0, 2, NULL, &inline_rows);
+  if (!st)
+    st = env_number("CLPHMM_INLINE_COLS", inline_cols, 0, UINT32_MAX,
+                    "cells per row", &inline_cols);
   ctx->inline_rows = (int)inline_rows;
+  ctx->inline_cols = inline_cols;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;
@@ -511,8 +515,10 @@ clphmm_status cph_context_kernel_as(cph_engine *ctx, size_t v, int set,
   return st;
 }
 
-int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k) {
-  return ctx->inline_rows && !ctx->host_prep && k->variant.small &&
+int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k,
+                           int wide) {
+  return ctx->inline_rows && !ctx->host_prep &&
+         (k->variant.small || wide || ctx->inline_rows > 1) &&
          !k->variant.vec && k->prep;
 }
 
@@ -534,8 +540,8 @@ static clphmm_status warmup(cph_engine *ctx) {
       if (d == CPH_SET_FLOAT &&
           cph_variant_exit(&ctx->variants[d].v[v], 0) == 1)
         (void)cph_context_kernel_as(ctx, v, d, k, CPH_KF_EXIT, &kx);
-      /* (And the small-call variant's that computes its rows.) */
-      if (cph_engine_inline_rows(ctx, k))
+      /* (And the one that computes its rows.) */
+      if (cph_engine_inline_rows(ctx, k, 1))
         (void)cph_context_kernel_as(ctx, v, d, k, CPH_KF_INLINE, &kx);
     }
   }

@@ -48,6 +48,14 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
+/* cph_engine.inline_cols' default: launches whose pairs' haplotypes are
+ * at least this long on average (weighted by read length: cells per read
+ * row) compute their rows in the kernel. A row costs the kernel a few
+ * double divisions per pair that a prepared row does not, against the
+ * preparation's kernel and the prepared rows' loads; on the H100 the
+ * kernel's own rows were 42% slower at 64 bases, 14% at 128, and faster
+ * from 256 (4% there, 11% at 512). */
+#define CPH_INLINE_COLS 192
 /* cph_engine.rescue_min's default */
 #define CPH_RESCUE_MIN_PAIRS 16384
 /* cph_engine.chunk_ramp's default */
@@ -105,9 +113,9 @@ enum { CPH_SET_FLOAT, CPH_SET_DOUBLE, CPH_SET_EXACT, CPH_SETS };
  * with split pairs (cph_variant.split) or float mode's early exit
  * (cph_variant.early_exit) for the launches that need them: each costs
  * every launch of concurrent tiles some speed (engine/schedule.c); and
- * for the small-call variant's launches, one that computes its rows
- * itself (cph_variant.inline_rows), so that they need no row preparation
- * in front of them. */
+ * for the small-call variant's launches and those of wide pairs, one that
+ * computes its rows itself (cph_variant.inline_rows), so that they need
+ * no row preparation in front of them, nor prepared rows. */
 enum { CPH_KF_SPLIT = 1, CPH_KF_EXIT = 2, CPH_KF_INLINE = 4, CPH_KFLAVORS = 8 };
 
 typedef struct cph_engine {
@@ -190,10 +198,14 @@ typedef struct cph_engine {
    * (launch.c cph_share_inputs; tests set 0), and the passes that did. */
   int share_inputs;
   unsigned long shared_inputs;
-  /* Small-call launches run programs that compute their rows themselves
-   * ($CLPHMM_INLINE_ROWS; schedule.c launch_kernel), and the chunks whose
-   * launches all did: no row preparation, weights from the host (tests). */
+  /* Launches that run programs computing their rows themselves
+   * ($CLPHMM_INLINE_ROWS; schedule.c launch_kernel): 0 none, 1 small
+   * calls' and those of at least inline_cols cells per read row
+   * ($CLPHMM_INLINE_COLS), 2 all (tests); and the chunks whose launches
+   * all did: no rows on the device (small calls: no row preparation,
+   * weights from the host). */
   int inline_rows;
+  uint64_t inline_cols;
   unsigned long inline_chunks;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
@@ -252,10 +264,12 @@ clphmm_status cph_context_kernel(cph_engine *ctx, size_t v, int set,
                                  const cph_kernel **kernel);
 
 /* Whether launches on base kernel k may run its program that computes its
- * rows (CPH_KF_INLINE): the small-call variant's, where the device
- * prepares rows (the program has the row tables' code) and that is not
- * turned off. */
-int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k);
+ * rows (CPH_KF_INLINE), where the device prepares rows (the program has
+ * the row tables' code) and that is not turned off: the small-call
+ * variant's, and with `wide` (at least inline_cols cells per read row)
+ * any other's. */
+int cph_engine_inline_rows(const cph_engine *ctx, const cph_kernel *k,
+                           int wide);
 
 /* The program of `base` (the base kernel of variant `v` of a set) in
  * `flavor` (CPH_KF_*), built on first use. A flavour that does not build

@@ -168,13 +168,23 @@ typedef struct copy {
 } copy;
 
 /* Whether every launch of the chunk computes its rows (CPH_KF_INLINE): it
- * then has no row preparation, and the host computes the scaled form's
- * weights (a property of its schedule, read where it matters). */
+ * then needs no rows on the device (a property of its schedule, read where
+ * it matters). */
 static int all_inline(const cph_slot *s) {
   size_t i = 0;
   while (i < s->sched.n_launches && s->sched.launches[i].k->variant.inline_rows)
     i++;
   return !s->stage.host_prep && s->sched.n_launches && i == s->sched.n_launches;
+}
+
+/* Whether the host computes the scaled form's weights at submission: a
+ * small call's chunk (its launches are the small-call variant's) whose
+ * launches compute their rows, so that no row preparation runs in front
+ * of them. Larger chunks whose kernels compute their rows have the device
+ * compute the weights (the row preparation without the rows): the host's
+ * pool was the slower stage of a large call. */
+static int host_weights(const cph_slot *s) {
+  return all_inline(s) && s->sched.launches[0].k->variant.small;
 }
 
 /* A chunk's inputs, in the order of its input pack's parts. With rows
@@ -188,11 +198,12 @@ static void inputs(const cph_slot *s, copy c[N_IN]) {
   c[IN_RAW] =
       (copy){st->raw.ptr, (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows,
              "uploading reads"};
-  c[IN_ROWS] = st->host_prep
-                   ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
-                            "uploading read rows"}
-                   : (copy){st->reads.ptr, all_inline(s) ? 0 : 8 * st->n_reads,
-                            "uploading reads"};
+  c[IN_ROWS] =
+      st->host_prep
+          ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
+                   "uploading read rows"}
+          : (copy){st->reads.ptr, host_weights(s) ? 0 : 8 * st->n_reads,
+                   "uploading reads"};
   c[IN_HCODES] =
       (copy){st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"};
   c[IN_PAIRS] =
@@ -208,7 +219,7 @@ static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   const cph_stage *st = &s->stage;
   bytes[OUT_SUMS] = (st->scaled ? 2 : 1) * st->real_size * s->sched.n_slots;
   bytes[OUT_WEIGHTS] =
-      st->scaled && !st->host_prep && !all_inline(s) ? 16 * st->n_reads : 0;
+      st->scaled && !st->host_prep && !host_weights(s) ? 16 * st->n_reads : 0;
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
@@ -267,7 +278,7 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
     for (size_t i = 0; i < N_IN && !rc; i++)
       rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
     /* (The row preparation takes the weights' buffer in every form.) */
-    if (!rc && !all_inline(s))
+    if (!rc && !host_weights(s))
       rc = cph_devbuf_ensure(c, s->own_rows ? &s->weights : &d->weights,
                              16 * st->n_reads, "allocating weights");
     if (!rc)
@@ -426,10 +437,12 @@ static void unpack_outputs(cph_slot *s) {
 }
 
 /* Whether the chunk runs the row preparation: rows not prepared on the
- * host, and not every launch computing its own. */
+ * host, and neither weights from the host. (It stores the rows unless
+ * every launch computes its own.) */
 static int needs_prep(const cph_slot *s) {
   const cph_stage *st = &s->stage;
-  return !st->host_prep && !all_inline(s) && st->n_reads && s->sched.n_launches;
+  return !st->host_prep && !host_weights(s) && st->n_reads &&
+         s->sched.n_launches;
 }
 
 /* The row preparation of a copied chunk with its own rows, on the copy
@@ -479,12 +492,12 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   clphmm_status rc = prep_tables(ctx, s, &tab);
   if (rc)
     return rc;
-  const cl_uint n_rows = (cl_uint)st->n_rows;
-  const size_t sizes[] = {sizeof(cl_mem), sizeof n_rows,  sizeof(cl_mem),
-                          sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
-  const void *const values[] = {&m->raw, &n_rows,  &m->reads,
-                                &tab,    &m->rows, &m->weights};
-  rc = set_args(pk->prep, &pk->prep_args, 6, sizes, values);
+  const cl_uint n_rows = (cl_uint)st->n_rows, store_rows = !all_inline(s);
+  const size_t m_ = sizeof(cl_mem), u = sizeof(cl_uint);
+  const size_t sizes[] = {m_, u, m_, m_, m_, m_, u};
+  const void *const values[] = {&m->raw,  &n_rows,     &m->reads,  &tab,
+                                &m->rows, &m->weights, &store_rows};
+  rc = set_args(pk->prep, &pk->prep_args, 7, sizes, values);
   if (rc)
     return rc;
   if (s->own_rows)
@@ -633,7 +646,7 @@ int cph_share_inputs(cph_engine *ctx, cph_slot *s, cph_slot *from) {
   s->inputs_of = NULL;
   from->lends = 0;
   if (!ctx->share_inputs || s->d == from->d || !s->sched_copied ||
-      !all_inline(s))
+      !host_weights(s))
     return 0;
   size_t in[N_IN], out[N_OUT];
   pack_sizes(s, in, out);
@@ -676,7 +689,7 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
 }
 
 void cph_submit_weights(cph_engine *ctx, cph_slot *s) {
-  if (!s->active || !all_inline(s) || !s->stage.scaled)
+  if (!s->active || !host_weights(s) || !s->stage.scaled)
     return;
   double t = ctx->trace.f ? cph_now() : 0;
   cph_stage_weights(&s->stage, ctx->pool);

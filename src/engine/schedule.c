@@ -465,16 +465,31 @@ static int stats_bin(const cph_engine *ctx, int set, uint32_t bin) {
   return set == own ? (int)bin : -1;
 }
 
+/* Whether the launch of jobs keys[start .. end - 1] has at least the
+ * engine's inline_cols cells per read row: its pairs' haplotypes are long
+ * enough for the kernel to compute their rows (cph_engine_inline_rows). */
+static int launch_wide(const cph_engine *ctx, const cph_stage *stage,
+                       const uint64_t *keys, size_t start, size_t end) {
+  uint64_t rows = 0, cells = 0;
+  for (size_t i = start; i < end; i++) {
+    const cph_job *jb = &stage->jobs[key_job(keys[i])];
+    rows += jb->R;
+    cells += (uint64_t)jb->R * jb->H;
+  }
+  return rows && cells >= ctx->inline_cols * rows;
+}
+
 /* The program of a launch of base kernel k: with the exit (`exit`), with
  * split pairs (*split > 1), computing its rows (the small-call variant's
- * launches without the exit, when the device prepares the chunk's rows:
- * not `host_prep`). Where that flavour does not build, or built a
+ * launches and `wide` ones, without the exit, when the device prepares the
+ * chunk's rows: not `host_prep`). Where that flavour does not build, or built a
  * fallback of another shape or without split pairs, the launch runs on
  * the base program, unsplit (the exit and the rows only save time). */
 static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
                                        const cph_kernel *k, int exit,
-                                       int host_prep, unsigned *split) {
-  const int inl = !exit && !host_prep && cph_engine_inline_rows(ctx, k);
+                                       int host_prep, int wide,
+                                       unsigned *split) {
+  const int inl = !exit && !host_prep && cph_engine_inline_rows(ctx, k, wide);
   int flavor = (exit ? CPH_KF_EXIT : 0) | (*split > 1 ? CPH_KF_SPLIT : 0) |
                (inl ? CPH_KF_INLINE : 0);
   const cph_kernel *lk = k;
@@ -733,8 +748,9 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
       L->split = 1;
       L->split_groups = 0;
     }
-    L->k = launch_kernel(ctx, set, bin, k, bound_exit, stage->host_prep,
-                         &L->split);
+    L->k =
+        launch_kernel(ctx, set, bin, k, bound_exit, stage->host_prep,
+                      launch_wide(ctx, stage, s->keys, start, end), &L->split);
     if (L->split < 2)
       L->split_groups = 0;
     L->n_slots = L->n_groups * ppw;
@@ -793,7 +809,7 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
     return 0;
   /* (The stages of copied schedules are the device's to prepare.) */
   unsigned one = 1;
-  k = launch_kernel(ctx, set, (uint32_t)vs->n, k, 0, 0, &one);
+  k = launch_kernel(ctx, set, (uint32_t)vs->n, k, 0, 0, 0, &one);
   const cph_bufctx *c = &ctx->bufs;
   if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
                          "staging the pair list") ||
