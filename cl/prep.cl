@@ -102,24 +102,42 @@ static void bound_products(__local const double *mm, __local double *g,
 #endif
 #endif
 
-/* One work-group per read: its work-items take the rows in turn, in
- * blocks of PREP_BLOCK rows; in the scaled form each block's mm values go
- * through local memory to the first work-item, which multiplies them into
- * the read's weights in row order (the host's order: a product is not
- * associative, and the weights must be bit-identical). raw holds five
- * arrays of n_rows bytes: base codes (read directly by the lane-group
- * kernel), base, insertion and deletion qualities and gap continuation
- * penalties. The host launches PREP_WG work-items per group. store_rows
- * 0: the weights alone (the chunk's kernels compute their rows, and take
- * no bound). */
+/* A read per `lanes` work-items (PREP_WG / lanes reads per work-group):
+ * they take its rows in turn, in blocks of 4 lanes rows; in the scaled
+ * form each block's mm values go through local memory to the read's first
+ * work-item, which multiplies them into the read's weights in row order
+ * (the host's order: a product is not associative, and the weights must
+ * be bit-identical). Short reads take fewer work-items each (the host's
+ * choice), so that more of their serial products run at once: with 64
+ * work-items to a 64-base read the row preparation was latency-bound (on
+ * the H100, 332 us of a 1e10-cell call's kernels for the weights alone).
+ * raw holds five arrays of n_rows bytes: base codes (read directly by the
+ * lane-group kernel), base, insertion and deletion qualities and gap
+ * continuation penalties. The host launches PREP_WG work-items per group.
+ * store_rows 0: the weights alone (the chunk's kernels compute their rows,
+ * and take no bound). */
 #define PREP_WG 64
-#define PREP_BLOCK (4 * PREP_WG)
+#define PREP_BLOCK (4 * PREP_WG) /* rows of a work-group's blocks */
+#define PREP_MIN_LANES 8
 __kernel __attribute__((reqd_work_group_size(PREP_WG, 1, 1))) void
 prep_rows(__global const uchar *raw, const uint n_rows,
           __global const uint2 *reads, /* (first row, length) */
           __global const tab_t *tab, __global real *rows,
           /* scaled form: per read (P_R, P_R-1 mx_R) */
-          __global tab_t *weights, const uint store_rows) {
+          __global tab_t *weights, const uint store_rows, const uint n_reads,
+          const uint lanes /* a power of 2, PREP_MIN_LANES .. PREP_WG */) {
+  const uint lid = get_local_id(0), lane = lid % lanes, sub = lid / lanes;
+  const uint block = 4 * lanes, base = sub * block; /* its part of a block */
+  const uint r = get_group_id(0) * (PREP_WG / lanes) + sub;
+  const uint2 rd = r < n_reads ? reads[r] : (uint2)(0, 0);
+  /* Blocks: as many as the group's longest read needs (the barriers). */
+  __local uint most[PREP_WG / PREP_MIN_LANES];
+  if (lane == 0)
+    most[sub] = rd.y;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint longest = 0;
+  for (uint j = 0; j < PREP_WG / lanes; j++)
+    longest = max(longest, most[j]);
 #if CPH_SCALED
   __local tab_t block_mm[PREP_BLOCK];
   tab_t prod = 1;
@@ -130,19 +148,17 @@ prep_rows(__global const uchar *raw, const uint n_rows,
    * the slots (a division, conversions and a store per row in the serial
    * loop made the long suite's row preparation take 5 ms on the H200). */
   __local double block_g[PREP_BLOCK], block_p[PREP_BLOCK], block_x[PREP_BLOCK];
-  __local double threshold;
+  __local double threshold[PREP_WG / PREP_MIN_LANES];
   double bgrowth = 1, bgmin = 1;
-  const int bound_on = store_rows && reads[get_group_id(0)].y > BOUND_MIN_ROWS;
+  const int bound_on = store_rows && rd.y > BOUND_MIN_ROWS;
 #endif
-  const uint r = get_group_id(0), lid = get_local_id(0);
-  const uint2 rd = reads[r];
   __global const uchar *qi = raw + 2 * (size_t)n_rows;
   __global const uchar *qd = raw + 3 * (size_t)n_rows;
 #if PREP_BOUND
   __global const uchar *qc = raw + 4 * (size_t)n_rows;
 #endif
-  for (uint k0 = 0; k0 < rd.y; k0 += PREP_BLOCK) {
-    for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG) {
+  for (uint k0 = 0; k0 < longest; k0 += block) {
+    for (uint k = k0 + lane; k < k0 + block && k < rd.y; k += lanes) {
       const uint s = rd.x + k;
       /* One vector store per row (8 scalar stores were a third of the
        * kernel's time on the H200). */
@@ -150,7 +166,7 @@ prep_rows(__global const uchar *raw, const uint n_rows,
         vstore8(row_of(tab, raw, n_rows, s, k == 0), s, rows);
 #if CPH_SCALED
       const tab_t mm = tab[mm_index(qi[s], qd[s])];
-      block_mm[k - k0] = mm;
+      block_mm[base + k - k0] = mm;
 #if PREP_BOUND
       if (bound_on) {
         const uint i = qi[s], c = qc[s];
@@ -161,49 +177,50 @@ prep_rows(__global const uchar *raw, const uint n_rows,
             k > 0 ? bound_e(tab[TAB_PH2PR + qd[s - 1]],
                             tab[TAB_PH2PR + qc[s - 1]])
                   : 0.0;
-        block_g[k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
-        block_x[k - k0] = mx / mm;
+        block_g[base + k - k0] = bound_growth(mm, gapm, mx, gg, e_prev);
+        block_x[base + k - k0] = mx / mm;
       }
 #endif
 #endif
     }
 #if CPH_SCALED
-    /* (The global fence orders the rows' stores before the bound's.) */
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (lid == 0) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0 && k0 < rd.y) {
       /* wm = P_R = mm_1 ... mm_R; wx = P_R-1 mx_R. */
-      const uint end = min(k0 + PREP_BLOCK, rd.y);
+      const uint end = min(k0 + block, rd.y);
       const uint last = end == rd.y; /* the block holds the read's last row */
       const uint n = end - k0 - last;
+      __local const tab_t *bm = block_mm + base;
 #if PREP_BOUND
       if (bound_on)
-        bound_products(block_mm, block_g, block_p, n, &prod, &bgrowth, &bgmin);
+        bound_products(bm, block_g + base, block_p + base, n, &prod, &bgrowth,
+                       &bgmin);
       else
 #endif
-        prod = products(block_mm, n, prod);
+        prod = products(bm, n, prod);
       if (last) {
-        weights[2 * r] = prod * block_mm[n];
+        weights[2 * r] = prod * bm[n];
         weights[2 * r + 1] = prod * tab[TAB_PH2PR + qi[rd.x + k0 + n]];
-        prod *= block_mm[n];
+        prod *= bm[n];
 #if PREP_BOUND
         if (bound_on) {
-          bgrowth = bgrowth * block_g[n];
+          bgrowth = bgrowth * block_g[base + n];
           bgmin = bgrowth < bgmin ? bgrowth : bgmin;
-          block_p[n] = prod;
-          block_g[n] = bgrowth;
-          threshold = bound_threshold(bgrowth, bgmin, rd.y);
+          block_p[base + n] = prod;
+          block_g[base + n] = bgrowth;
+          threshold[sub] = bound_threshold(bgrowth, bgmin, rd.y);
         }
 #endif
       }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #if PREP_BOUND
-    for (uint k = k0 + lid; k < k0 + PREP_BLOCK && k < rd.y; k += PREP_WG) {
+    for (uint k = k0 + lane; k < k0 + block && k < rd.y; k += lanes) {
       if (bound_on) {
-        const double q = block_p[k - k0] / block_g[k - k0];
-        vstore2((float2)(k + 1 == rd.y ? convert_float_rtp(threshold)
+        const double q = block_p[base + k - k0] / block_g[base + k - k0];
+        vstore2((float2)(k + 1 == rd.y ? convert_float_rtp(threshold[sub])
                                        : bound_slot(q),
-                         bound_slot(q * block_x[k - k0])),
+                         bound_slot(q * block_x[base + k - k0])),
                 0, rows + (size_t)(rd.x + k) * 8 + 4);
       } else if (store_rows && k + 1 == rd.y) {
         /* no bound: a threshold that never stops */

@@ -1156,9 +1156,10 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
  * is the host's, operation by operation. Every bin, qualities 0..127
  * (extreme transitions, rescued and overflowing pairs included), in the
  * context's precision and, in float mode, its double rescue; with the
- * device's rows as the engine chooses, prepared for every launch, and
- * computed by every launch's kernel (the preparation then gives the
- * weights alone). */
+ * device's rows as the engine chooses, prepared for every launch (with
+ * the preparation's work-items per read as chosen, 8 and 64: blocks of 32
+ * and 256 rows), and computed by every launch's kernel (the preparation
+ * then gives the weights alone). */
 static void test_host_prep(clphmm_precision p, test_rng *rng) {
   clphmm_context *dev = NULL, *host = NULL;
   /* (The suite may run with CLPHMM_HOST_PREP set: restore it after.) */
@@ -1208,13 +1209,17 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   double *b = run_device(host, &g, n);
   clphmm_stats sb;
   clphmm_context_stats(host, &sb);
-  /* The device engine's inline_rows. */
-  static const int settings[3] = {1, 0, 2};
-  static const char *const names[3] = {"as chosen", "prepared", "in kernels"};
+  /* The device engine's inline_rows and prep_lanes. */
+  static const int settings[5][2] = {{1, 0}, {0, 0}, {0, 8}, {0, 64}, {2, 0}};
+  static const char *const names[5] = {
+      "as chosen", "prepared", "prepared, 8 lanes a read",
+      "prepared, 64 lanes a read", "in kernels"};
   cph_engine *e = dev->eng[0];
   const int keep = e->inline_rows;
-  for (int k = 0; k < 3; k++) {
-    e->inline_rows = settings[k];
+  const unsigned keep_lanes = e->prep_lanes;
+  for (int k = 0; k < 5; k++) {
+    e->inline_rows = settings[k][0];
+    e->prep_lanes = (unsigned)settings[k][1];
     const unsigned long inl = e->inline_chunks;
     double *a = run_device(dev, &g, n);
     clphmm_stats sa;
@@ -1235,7 +1240,7 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
      * launches stop early: the exit reads the prepared rows' bound), none
      * with 0. */
     const unsigned long chunks = e->inline_chunks - inl;
-    CHECK(settings[k] == 0 ? chunks == 0 : settings[k] == 1 || chunks > 0,
+    CHECK(!(settings[k][0] == 0 && chunks) && !(settings[k][0] == 2 && !chunks),
           "%s: %lu chunks computed their rows", names[k], chunks);
     printf("%-9s rows on the device (%s) = on the host: %zu pairs, %llu "
            "rescued, %llu stopped early, %lu chunks computed their rows\n",
@@ -1245,6 +1250,7 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
     free(a);
   }
   e->inline_rows = keep;
+  e->prep_lanes = keep_lanes;
   free(b);
   gen_free(&g);
   clphmm_context_destroy(dev);

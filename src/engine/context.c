@@ -274,6 +274,15 @@ static clphmm_status engine_create(const clphmm_options *o,
                     "cells per row", &inline_cols);
   ctx->inline_rows = (int)inline_rows;
   ctx->inline_cols = inline_cols;
+  uint64_t lanes = 0;
+  if (!st)
+    st = env_number("CLPHMM_PREP_LANES", lanes, 0, 64, NULL, &lanes);
+  if (!st && lanes && (lanes < 8 || (lanes & (lanes - 1))))
+    st = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                   "CLPHMM_PREP_LANES='%s': expected 0 (from the reads), 8, "
+                   "16, 32 or 64",
+                   getenv("CLPHMM_PREP_LANES"));
+  ctx->prep_lanes = (unsigned)lanes;
   ctx->pack_bytes = (size_t)pack;
   ctx->early_flush = (int)early_flush;
   ctx->wait_spin_s = 1e-6 * (double)spin_us;

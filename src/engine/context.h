@@ -206,6 +206,10 @@ typedef struct cph_engine {
    * weights from the host). */
   int inline_rows;
   uint64_t inline_cols;
+  /* Work-items per read in the row preparation ($CLPHMM_PREP_LANES: 8,
+   * 16, 32 or 64; 0: from the chunk's mean read length, launch.c
+   * prep_lanes). */
+  unsigned prep_lanes;
   unsigned long inline_chunks;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;

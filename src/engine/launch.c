@@ -6,8 +6,10 @@
 #include "base/clock.h"
 #include "base/error.h"
 
-/* Work-items per read in the row preparation. */
+/* The row preparation's work-group size, and the fewest work-items it
+ * gives a read (cl/prep.cl PREP_WG, PREP_MIN_LANES). */
 #define PREP_WG 64
+#define PREP_MIN_LANES 8
 
 static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin) {
   if (s->n_events == s->cap_events) {
@@ -445,13 +447,33 @@ static int needs_prep(const cph_slot *s) {
          s->sched.n_launches;
 }
 
+/* Work-items per read of the chunk's row preparation: a power of 2 of
+ * at least a quarter of its reads' mean length (PREP_MIN_LANES to
+ * PREP_WG), or the engine's prep_lanes. */
+static cl_uint prep_lanes(const cph_engine *ctx, const cph_stage *st) {
+  if (ctx->prep_lanes)
+    return ctx->prep_lanes;
+  const size_t mean = st->n_reads ? st->n_rows / st->n_reads : 0;
+  cl_uint lanes = PREP_MIN_LANES;
+  while (lanes < PREP_WG && 4 * (size_t)lanes < mean)
+    lanes *= 2;
+  return lanes;
+}
+
+/* The row preparation's global size: PREP_WG work-items per PREP_WG /
+ * lanes reads. */
+static size_t prep_global(const cph_engine *ctx, const cph_stage *st) {
+  const size_t per = PREP_WG / prep_lanes(ctx, st);
+  return (st->n_reads + per - 1) / per * PREP_WG;
+}
+
 /* The row preparation of a copied chunk with its own rows, on the copy
  * queue behind its copies: it then overlaps the kernels of the chunk
  * before on the main queue instead of waiting for them, and the chunk's
  * first launch waits for its event instead of the last copy's. */
 static clphmm_status prepare_on_copy_queue(cph_engine *ctx, cph_slot *s,
                                            cl_kernel prep) {
-  const size_t global = s->stage.n_reads * PREP_WG, local = PREP_WG;
+  const size_t global = prep_global(ctx, &s->stage), local = PREP_WG;
   cl_event ev = NULL;
   cl_int err = cph_cl.EnqueueNDRangeKernel(ctx->copy_queue, prep, 1, NULL,
                                            &global, &local, 0, NULL, &ev);
@@ -492,17 +514,19 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   clphmm_status rc = prep_tables(ctx, s, &tab);
   if (rc)
     return rc;
-  const cl_uint n_rows = (cl_uint)st->n_rows, store_rows = !all_inline(s);
+  const cl_uint n_rows = (cl_uint)st->n_rows, store_rows = !all_inline(s),
+                n_reads = (cl_uint)st->n_reads, lanes = prep_lanes(ctx, st);
   const size_t m_ = sizeof(cl_mem), u = sizeof(cl_uint);
-  const size_t sizes[] = {m_, u, m_, m_, m_, m_, u};
-  const void *const values[] = {&m->raw,  &n_rows,     &m->reads,  &tab,
-                                &m->rows, &m->weights, &store_rows};
-  rc = set_args(pk->prep, &pk->prep_args, 7, sizes, values);
+  const size_t sizes[] = {m_, u, m_, m_, m_, m_, u, u, u};
+  const void *const values[] = {&m->raw,     &n_rows,  &m->reads,
+                                &tab,        &m->rows, &m->weights,
+                                &store_rows, &n_reads, &lanes};
+  rc = set_args(pk->prep, &pk->prep_args, 9, sizes, values);
   if (rc)
     return rc;
   if (s->own_rows)
     return prepare_on_copy_queue(ctx, s, pk->prep);
-  return run_kernel(ctx, s, pk->prep, st->n_reads * PREP_WG, PREP_WG,
+  return run_kernel(ctx, s, pk->prep, prep_global(ctx, st), PREP_WG,
                     CPH_EV_PREP, -1);
 }
 
