@@ -8,8 +8,11 @@
 #
 # Steps can be skipped: SKIP_TESTS=1, SKIP_PEAK=1, SKIP_SASS=1; SKIP_LONG=1
 # leaves test_long (the 20,000 x 30,000 pair) out of every test run (the
-# local-memory and CPU runs always leave it out). Backends to test on the
-# CPU OpenCL device (PoCL): CPU_BACKENDS (default "khr-abs intel").
+# local-memory and CPU runs always leave it out). The local-memory run
+# also gives every read 8 work-items in the row preparation
+# (CLPHMM_PREP_LANES=8: long reads' bounds in blocks of 32 rows, checked
+# by the early-exit tests). Backends to test on the CPU OpenCL device
+# (PoCL): CPU_BACKENDS (default "khr-abs intel").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
@@ -36,7 +39,8 @@ run_test() { # label, env... (SKIP_LONG=1 among them: without test_long)
 if [ -z "${SKIP_TESTS:-}" ]; then
   run_test gpu-default CLPHMM_DEVICE=gpu
   run_test gpu-exact CLPHMM_DEVICE=gpu CLPHMM_FMA=0
-  run_test gpu-local CLPHMM_DEVICE=gpu CLPHMM_SHUFFLE=local SKIP_LONG=1
+  run_test gpu-local CLPHMM_DEVICE=gpu CLPHMM_SHUFFLE=local CLPHMM_PREP_LANES=8 \
+    SKIP_LONG=1
   for b in ${CPU_BACKENDS-khr-abs intel}; do
     run_test "cpu-$b" CLPHMM_DEVICE=cpu CLPHMM_SHUFFLE=$b SKIP_LONG=1
   done

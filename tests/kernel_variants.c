@@ -97,12 +97,14 @@ static int list_entry(const cph_tuning_entry *e) {
   unsigned backends;
   const char *target = target_of(e, &backends);
   /* (double, scaled) as the engine plans them: float kernels, the double
-   * rescue of float mode, double mode. */
-  static const int plans[3][2] = {{0, 1}, {1, 1}, {1, 0}};
-  for (int p = 0; p < 3; p++) {
+   * rescue of float mode, double mode; then float mode's exact set
+   * (cph_plan_exact: double mode's without fused multiply-adds). */
+  static const int plans[4][2] = {{0, 1}, {1, 1}, {1, 0}, {1, 0}};
+  for (int p = 0; p < 4; p++) {
     const int dbl = plans[p][0];
     cph_variant_set set;
-    if (cph_plan_variants(&dev, dbl, plans[p][1], &set)) {
+    if (p == 3 ? cph_plan_exact(&dev, &set)
+               : cph_plan_variants(&dev, dbl, plans[p][1], &set)) {
       fprintf(stderr, "kernel_variants: entry %s: %s\n", want,
               clphmm_last_error(NULL));
       return 1;

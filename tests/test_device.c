@@ -1023,7 +1023,12 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
     }
     cph_engine *e = small->eng[0];
     const unsigned long inl = e->inline_chunks;
+    /* (No launch of the bins computes its rows for its wide pairs here:
+     * only the small-call variant's are counted.) */
+    const uint64_t cols = e->inline_cols;
+    e->inline_cols = UINT64_MAX;
     double *a = run_device(small, &g, n);
+    e->inline_cols = cols;
     const unsigned long inl_chunks = e->inline_chunks - inl;
     double *b = run_device(bins, &g, n);
     CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
@@ -1151,15 +1156,79 @@ static void test_vector_variants(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(lane);
 }
 
+/* Results of `g` (n pairs) on `dev`, whose rows the device prepares, bit
+ * for bit those of `host` (rows prepared on the host) with the same
+ * rescued pairs and early exits: with the device's rows as the engine
+ * chooses, prepared for every launch (with the preparation's work-items
+ * per read as chosen, 8 and 64: blocks of 32 and 256 rows), and computed
+ * by every launch's kernel (the preparation then gives the scaled form's
+ * weights alone: `weights_alone`, at least once). */
+static void compare_row_sources(clphmm_context *dev, clphmm_context *host,
+                                const gen *g, size_t n, int weights_alone,
+                                const char *what) {
+  const char *mode = dev->precision ? "double" : "float";
+  double *b = run_device(host, g, n);
+  clphmm_stats sb;
+  clphmm_context_stats(host, &sb);
+  /* The device engine's inline_rows and prep_lanes. */
+  static const int settings[5][2] = {{1, 0}, {0, 0}, {0, 8}, {0, 64}, {2, 0}};
+  static const char *const names[5] = {
+      "as chosen", "prepared", "prepared, 8 lanes a read",
+      "prepared, 64 lanes a read", "in kernels"};
+  cph_engine *e = dev->eng[0];
+  const int keep = e->inline_rows;
+  const unsigned keep_lanes = e->prep_lanes;
+  for (int k = 0; k < 5; k++) {
+    e->inline_rows = settings[k][0];
+    e->prep_lanes = (unsigned)settings[k][1];
+    const unsigned long inl = e->inline_chunks, wp = e->weight_preps;
+    double *a = run_device(dev, g, n);
+    clphmm_stats sa;
+    clphmm_context_stats(dev, &sa);
+    CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
+          "%s, %s: rows on the device (%s) and on the host give different "
+          "results",
+          mode, what, names[k]);
+    CHECK(sa.rescued_pairs == sb.rescued_pairs &&
+              sa.early_exits == sb.early_exits,
+          "%s, %s: rescued pairs differ (%s): %llu on the device, %llu on the "
+          "host (early exits %llu, %llu)",
+          mode, what, names[k], (unsigned long long)sa.rescued_pairs,
+          (unsigned long long)sb.rescued_pairs,
+          (unsigned long long)sa.early_exits,
+          (unsigned long long)sb.early_exits);
+    /* Some chunks compute their rows with inline_rows 2 (not those whose
+     * launches stop early: the exit reads the prepared rows' bound), none
+     * with 0. */
+    const unsigned long chunks = e->inline_chunks - inl,
+                        alone = e->weight_preps - wp;
+    CHECK(!(settings[k][0] == 0 && (chunks || alone)) &&
+              !(settings[k][0] == 2 && !chunks) &&
+              !(settings[k][0] == 2 && weights_alone && !alone),
+          "%s, %s (%s): %lu chunks computed their rows, %lu preparations gave "
+          "the weights alone",
+          mode, what, names[k], chunks, alone);
+    printf("%-9s rows on the device (%s, %s) = on the host: %zu pairs, %llu "
+           "rescued, %llu stopped early, %lu chunks computed their rows, %lu "
+           "weights alone\n",
+           mode, what, names[k], n, (unsigned long long)sa.rescued_pairs,
+           (unsigned long long)sa.early_exits, chunks, alone);
+    free(a);
+  }
+  e->inline_rows = keep;
+  e->prep_lanes = keep_lanes;
+  free(b);
+}
+
 /* Rows prepared on the device (cl/prep.cl) and on the host
  * (CLPHMM_HOST_PREP) give bit-identical results: the device's arithmetic
- * is the host's, operation by operation. Every bin, qualities 0..127
- * (extreme transitions, rescued and overflowing pairs included), in the
- * context's precision and, in float mode, its double rescue; with the
- * device's rows as the engine chooses, prepared for every launch (with
- * the preparation's work-items per read as chosen, 8 and 64: blocks of 32
- * and 256 rows), and computed by every launch's kernel (the preparation
- * then gives the weights alone). */
+ * is the host's, operation by operation (compare_row_sources). Every bin,
+ * qualities 0..127 (extreme transitions, rescued and overflowing pairs
+ * included), in the context's precision and, in float mode, its double
+ * rescue; on the default variants, and in the scaled form (CLPHMM_FMA=1)
+ * on variants without the small-call one, whose chunks then have the
+ * device compute the weights alone when their kernels compute their rows
+ * (the default variants' small calls take the host's weights). */
 static void test_host_prep(clphmm_precision p, test_rng *rng) {
   clphmm_context *dev = NULL, *host = NULL;
   /* (The suite may run with CLPHMM_HOST_PREP set: restore it after.) */
@@ -1206,52 +1275,22 @@ static void test_host_prep(clphmm_precision p, test_rng *rng) {
   add_batch(&g, rng, ll, 2, 2, 700, 760, 1, QUAL_INDEL_HIGH);
   size_t n;
   clphmm_count_pairs(g.batches, g.n, &n);
-  double *b = run_device(host, &g, n);
-  clphmm_stats sb;
-  clphmm_context_stats(host, &sb);
-  /* The device engine's inline_rows and prep_lanes. */
-  static const int settings[5][2] = {{1, 0}, {0, 0}, {0, 8}, {0, 64}, {2, 0}};
-  static const char *const names[5] = {
-      "as chosen", "prepared", "prepared, 8 lanes a read",
-      "prepared, 64 lanes a read", "in kernels"};
-  cph_engine *e = dev->eng[0];
-  const int keep = e->inline_rows;
-  const unsigned keep_lanes = e->prep_lanes;
-  for (int k = 0; k < 5; k++) {
-    e->inline_rows = settings[k][0];
-    e->prep_lanes = (unsigned)settings[k][1];
-    const unsigned long inl = e->inline_chunks;
-    double *a = run_device(dev, &g, n);
-    clphmm_stats sa;
-    clphmm_context_stats(dev, &sa);
-    CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
-          "%s: rows on the device (%s) and on the host give different "
-          "results",
-          p ? "double" : "float", names[k]);
-    CHECK(sa.rescued_pairs == sb.rescued_pairs &&
-              sa.early_exits == sb.early_exits,
-          "rescued pairs differ (%s): %llu on the device, %llu on the host "
-          "(early exits %llu, %llu)",
-          names[k], (unsigned long long)sa.rescued_pairs,
-          (unsigned long long)sb.rescued_pairs,
-          (unsigned long long)sa.early_exits,
-          (unsigned long long)sb.early_exits);
-    /* Some chunks compute their rows with inline_rows 2 (not those whose
-     * launches stop early: the exit reads the prepared rows' bound), none
-     * with 0. */
-    const unsigned long chunks = e->inline_chunks - inl;
-    CHECK(!(settings[k][0] == 0 && chunks) && !(settings[k][0] == 2 && !chunks),
-          "%s: %lu chunks computed their rows", names[k], chunks);
-    printf("%-9s rows on the device (%s) = on the host: %zu pairs, %llu "
-           "rescued, %llu stopped early, %lu chunks computed their rows\n",
-           p ? "double" : "float", names[k], n,
-           (unsigned long long)sa.rescued_pairs,
-           (unsigned long long)sa.early_exits, chunks);
-    free(a);
+  compare_row_sources(dev, host, &g, n, 0, "default variants");
+  clphmm_context_destroy(dev);
+  clphmm_context_destroy(host);
+  /* The scaled form without the small-call variant. */
+  static const char *const names[2] = {"CLPHMM_FMA", "CLPHMM_HOST_PREP"};
+  static const char *const on_dev[2] = {"1", "0"}, *const on_host[2] = {"1",
+                                                                        "1"};
+  dev = host = NULL;
+  ok = open_with_env(p, "4x4/64,8x8/64", "4x4/64,8x8/64", names, on_dev, &dev);
+  if (ok > 0)
+    ok = open_with_env(p, "4x4/64,8x8/64", "4x4/64,8x8/64", names, on_host,
+                       &host);
+  if (ok > 0) {
+    const int scaled = cph_variant_scaled(&vset(dev)->v[0]);
+    compare_row_sources(dev, host, &g, n, scaled, "scaled form, no small");
   }
-  e->inline_rows = keep;
-  e->prep_lanes = keep_lanes;
-  free(b);
   gen_free(&g);
   clphmm_context_destroy(dev);
   clphmm_context_destroy(host);

@@ -189,6 +189,16 @@ static int host_weights(const cph_slot *s) {
   return all_inline(s) && s->sched.launches[0].k->variant.small;
 }
 
+/* Whether the chunk runs the row preparation: rows not prepared on the
+ * host, and some launch reading prepared rows or, in the scaled form, the
+ * weights wanted from the device (the preparation then gives them alone).
+ * It takes the reads' table and the weights' buffer. */
+static int needs_prep(const cph_slot *s) {
+  const cph_stage *st = &s->stage;
+  return !st->host_prep && st->n_reads && s->sched.n_launches &&
+         (!all_inline(s) || (st->scaled && !host_weights(s)));
+}
+
 /* A chunk's inputs, in the order of its input pack's parts. With rows
  * prepared here only the base codes of the raw bytes are needed on the
  * device, and the rows instead of the read table; kernels that compute
@@ -200,12 +210,11 @@ static void inputs(const cph_slot *s, copy c[N_IN]) {
   c[IN_RAW] =
       (copy){st->raw.ptr, (st->host_prep ? 1 : CPH_RAW_ROW_BYTES) * st->n_rows,
              "uploading reads"};
-  c[IN_ROWS] =
-      st->host_prep
-          ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
-                   "uploading read rows"}
-          : (copy){st->reads.ptr, host_weights(s) ? 0 : 8 * st->n_reads,
-                   "uploading reads"};
+  c[IN_ROWS] = st->host_prep
+                   ? (copy){st->rows.ptr, 8 * st->real_size * st->n_rows,
+                            "uploading read rows"}
+                   : (copy){st->reads.ptr, needs_prep(s) ? 8 * st->n_reads : 0,
+                            "uploading reads"};
   c[IN_HCODES] =
       (copy){st->hcodes.ptr, 4 * st->n_hwords, "uploading haplotypes"};
   c[IN_PAIRS] =
@@ -220,8 +229,7 @@ enum { OUT_SUMS, OUT_WEIGHTS, N_OUT };
 static size_t outputs(const cph_slot *s, size_t bytes[N_OUT]) {
   const cph_stage *st = &s->stage;
   bytes[OUT_SUMS] = (st->scaled ? 2 : 1) * st->real_size * s->sched.n_slots;
-  bytes[OUT_WEIGHTS] =
-      st->scaled && !st->host_prep && !host_weights(s) ? 16 * st->n_reads : 0;
+  bytes[OUT_WEIGHTS] = st->scaled && needs_prep(s) ? 16 * st->n_reads : 0;
   return bytes[OUT_WEIGHTS] ? 2 : 1;
 }
 
@@ -280,7 +288,7 @@ static clphmm_status ensure_device(cph_engine *ctx, cph_slot *s) {
     for (size_t i = 0; i < N_IN && !rc; i++)
       rc = cph_devbuf_ensure(c, dst[i], in[i].bytes, in[i].what);
     /* (The row preparation takes the weights' buffer in every form.) */
-    if (!rc && !host_weights(s))
+    if (!rc && needs_prep(s))
       rc = cph_devbuf_ensure(c, s->own_rows ? &s->weights : &d->weights,
                              16 * st->n_reads, "allocating weights");
     if (!rc)
@@ -438,15 +446,6 @@ static void unpack_outputs(cph_slot *s) {
            (char *)s->pack_out.ptr + s->out_off[OUT_WEIGHTS], out[OUT_WEIGHTS]);
 }
 
-/* Whether the chunk runs the row preparation: rows not prepared on the
- * host, and neither weights from the host. (It stores the rows unless
- * every launch computes its own.) */
-static int needs_prep(const cph_slot *s) {
-  const cph_stage *st = &s->stage;
-  return !st->host_prep && !host_weights(s) && st->n_reads &&
-         s->sched.n_launches;
-}
-
 /* Work-items per read of the chunk's row preparation: a power of 2 of
  * at least a quarter of its reads' mean length (PREP_MIN_LANES to
  * PREP_WG), or the engine's prep_lanes. */
@@ -524,6 +523,7 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   rc = set_args(pk->prep, &pk->prep_args, 9, sizes, values);
   if (rc)
     return rc;
+  ctx->weight_preps += !store_rows;
   if (s->own_rows)
     return prepare_on_copy_queue(ctx, s, pk->prep);
   return run_kernel(ctx, s, pk->prep, prep_global(ctx, st), PREP_WG,

@@ -483,7 +483,7 @@ static int launch_wide(const cph_engine *ctx, const cph_stage *stage,
     rows += jb->R;
     cells += (uint64_t)jb->R * jb->H;
   }
-  return rows && cells >= ctx->inline_cols * rows;
+  return rows && cells / rows >= ctx->inline_cols;
 }
 
 /* The program of a launch of base kernel k: with the exit (`exit`), with
