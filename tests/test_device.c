@@ -792,16 +792,24 @@ static void test_copy_queue(clphmm_precision p) {
   clphmm_count_pairs(g.batches, g.n, &n);
   e->pack_bytes = 0;     /* no packed chunks */
   e->chunk_cells = 4000; /* several chunks */
-  /* Settings: no copy queue, copies on it, copies and row preparation. */
-  double *got[3];
-  unsigned long copied[3], preps[3];
-  for (int on = 0; on < 3; on++) {
+  /* Settings: no copy queue, copies on it, copies and row preparation;
+   * and with every launch computing its rows, copies and a preparation of
+   * the weights alone (in the scaled form: float mode here), which the
+   * launches do not wait for. */
+  double *got[4];
+  unsigned long copied[4], preps[4], alone = 0;
+  const int inl = e->inline_rows;
+  for (int on = 0; on < 4; on++) {
     e->copy_uploads = on > 0;
-    e->prep_on_copy = on == 2;
-    const unsigned long before = e->copied_chunks, p0 = e->copy_preps;
+    e->prep_on_copy = on >= 2;
+    e->inline_rows = on == 3 ? 2 : inl;
+    const unsigned long before = e->copied_chunks, p0 = e->copy_preps,
+                        w0 = e->weight_preps;
     got[on] = run_device(ctx, &g, n);
     copied[on] = e->copied_chunks - before;
     preps[on] = e->copy_preps - p0;
+    if (on == 3)
+      alone = e->weight_preps - w0;
     /* The row preparations on the copy queue may run beside the kernels
      * of the chunk before: the call's kernel time is the union of this
      * call's kernel intervals (at most a launch and a preparation per
@@ -823,17 +831,24 @@ static void test_copy_queue(clphmm_precision p) {
           "rows %g s",
           on, st.kernel_seconds, own_s, st.rows_seconds);
   }
-  CHECK(copied[1] > 0 && copied[2] > 0 && copied[0] == 0,
-        "copy queue: %lu and %lu chunks copied with it, %lu without", copied[1],
-        copied[2], copied[0]);
+  e->inline_rows = inl;
+  CHECK(copied[1] > 0 && copied[2] > 0 && copied[3] > 0 && copied[0] == 0,
+        "copy queue: %lu, %lu and %lu chunks copied with it, %lu without",
+        copied[1], copied[2], copied[3], copied[0]);
   CHECK(preps[2] > 0 && preps[1] == 0 && preps[0] == 0,
         "copy queue: %lu, %lu, %lu row preparations on it (want 0, 0, >0)",
         preps[0], preps[1], preps[2]);
-  for (int on = 1; on < 3; on++)
+  /* (Double mode's unscaled chunks need no weights: no preparation.) */
+  const int scaled = cph_variant_scaled(&vset(ctx)->v[0]);
+  CHECK(scaled ? preps[3] > 0 && alone >= preps[3] : preps[3] == 0,
+        "copy queue, rows in the kernels: %lu preparations on it, %lu of the "
+        "weights alone (scaled form: %d)",
+        preps[3], alone, scaled);
+  for (int on = 1; on < 4; on++)
     CHECK(got[0] && got[on] && memcmp(got[0], got[on], n * sizeof **got) == 0,
           "copy queue: results of setting %d differ from those without it", on);
   compare(ctx, &g, "chunks over the copy queue");
-  for (int on = 0; on < 3; on++)
+  for (int on = 0; on < 4; on++)
     free(got[on]);
   gen_free(&g);
   clphmm_context_destroy(ctx);

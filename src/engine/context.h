@@ -93,6 +93,11 @@ typedef struct cph_slot {
    * slot's, and in_ev is its event. */
   int own_rows;
   cph_devbuf rows, weights;
+  /* A preparation on the copy queue that gives the weights alone: the
+   * launches, which compute their rows, do not wait for it; the weights'
+   * download does (its event, owned by the slot's events; NULL once
+   * that is enqueued). */
+  cl_event weights_ev;
   /* A small call's speculative pass whose staging and schedule are the
    * float chunk's (launch.c, cph_share_inputs): its kernels read that
    * chunk's copies in (`inputs_of`) after their event (`lent_ev`, which

@@ -31,7 +31,7 @@ void cph_slot_abandon(cph_slot *s) {
     cph_cl.ReleaseEvent(s->events[i].ev);
   s->n_events = 0;
   s->active = 0;
-  s->in_ev = NULL; /* (one of the events) */
+  s->in_ev = s->weights_ev = NULL; /* (events of the slot's) */
   s->lends = 0;
   s->inputs_of = NULL;
   s->lent_ev = NULL;
@@ -429,6 +429,11 @@ static clphmm_status download(cph_engine *ctx, cph_slot *s,
   }
   clphmm_status rc = read_buf(ctx, s, m->sums, s->sums.ptr, out[OUT_SUMS],
                               "reading results (the kernel may have failed)");
+  /* (After the weights-alone preparation on the copy queue.) */
+  if (!rc && s->weights_ev) {
+    s->in_ev = s->weights_ev;
+    s->weights_ev = NULL;
+  }
   if (!rc)
     rc = read_buf(ctx, s, m->weights, st->weights.ptr, out[OUT_WEIGHTS],
                   "reading weights (the kernel may have failed)");
@@ -469,7 +474,11 @@ static size_t prep_global(const cph_engine *ctx, const cph_stage *st) {
 /* The row preparation of a copied chunk with its own rows, on the copy
  * queue behind its copies: it then overlaps the kernels of the chunk
  * before on the main queue instead of waiting for them, and the chunk's
- * first launch waits for its event instead of the last copy's. */
+ * first launch waits for its event instead of the last copy's; or, when
+ * it gives the weights alone (its launches compute their rows), the
+ * first launch keeps waiting for the copies only and the weights'
+ * download waits for it (it would run late, behind the kernels before,
+ * and hold back the chunk's kernels). */
 static clphmm_status prepare_on_copy_queue(cph_engine *ctx, cph_slot *s,
                                            cl_kernel prep) {
   const size_t global = prep_global(ctx, &s->stage), local = PREP_WG;
@@ -482,7 +491,10 @@ static clphmm_status prepare_on_copy_queue(cph_engine *ctx, cph_slot *s,
   clphmm_status rc = add_event(s, ev, CPH_EV_PREP, -1);
   if (rc)
     return rc;
-  s->in_ev = ev;
+  if (all_inline(s))
+    s->weights_ev = ev;
+  else
+    s->in_ev = ev;
   ctx->copy_preps++;
   err = cph_cl.Flush(ctx->copy_queue);
   return err == CL_SUCCESS ? CLPHMM_SUCCESS
@@ -624,6 +636,7 @@ static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
 clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
   double t = ctx->trace.f ? cph_now() : 0;
   s->n_events = 0;
+  s->weights_ev = NULL;
   s->active = 1;
   ctx->inline_chunks += (unsigned long)all_inline(s);
   s->packed = s->inputs_of || packable(ctx, s);
