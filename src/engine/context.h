@@ -211,13 +211,13 @@ typedef struct cph_engine {
    * weights from the host). */
   int inline_rows;
   uint64_t inline_cols;
+  unsigned long inline_chunks;
   /* Row preparations that gave the weights alone (tests). */
   unsigned long weight_preps;
   /* Work-items per read in the row preparation ($CLPHMM_PREP_LANES: 8,
    * 16, 32 or 64; 0: from the chunk's mean read length, launch.c
    * prep_lanes). */
   unsigned prep_lanes;
-  unsigned long inline_chunks;
   unsigned long spin_waits; /* waits that polling ended (tests) */
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
