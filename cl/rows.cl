@@ -12,7 +12,8 @@
  * entries), then ph2pr, gapm = 1 - ph2pr, the match prior 1 - ph2pr and the
  * mismatch prior ph2pr / 3 for phred 0..127, each computed by the host in
  * the flavor's precision (in double for the scaled form, widened exactly
- * from float in float mode).
+ * from float in float mode), then the reciprocals of the match-to-match
+ * table and of ph2pr (the scaled form's constants).
  *
  * Raw bytes (n rows): five arrays of n bytes, base codes (the kernels read
  * them directly), base, insertion and deletion qualities and gap
@@ -45,6 +46,8 @@ typedef real tab_t;
 #define TAB_GAPM (TAB_PH2PR + NQUAL)
 #define TAB_MATCH (TAB_GAPM + NQUAL)
 #define TAB_MISMATCH (TAB_MATCH + NQUAL)
+#define TAB_INV_MM (TAB_MISMATCH + NQUAL) /* 1 / mm, as the mm table */
+#define TAB_INV_PH2PR (TAB_INV_MM + NQUAL * (NQUAL + 1) / 2)
 
 static uint mm_index(uint i, uint d) {
   const uint hi = max(i, d), lo = min(i, d);
@@ -62,18 +65,21 @@ static real8 row_of(__global const tab_t *tab, __global const uchar *raw,
   const real match = (real)tab[TAB_MATCH + q],
              mismatch = (real)tab[TAB_MISMATCH + q];
 #if CPH_SCALED
-  const tab_t mm = tab[mm_index(i, d)], gapm = tab[TAB_GAPM + c];
-  const tab_t mx = tab[TAB_PH2PR + i], gg = tab[TAB_PH2PR + c];
-  tab_t pmm = 1, pmx = 1, pmy = 1;
+  /* Products with the reciprocals of mm and mx, in the host's order
+   * (scaled_step in src/model/model.c: no divisions). */
+  const tab_t rmm = tab[TAB_INV_MM + mm_index(i, d)],
+              gapm = tab[TAB_GAPM + c];
+  const tab_t rmx = tab[TAB_INV_PH2PR + i], gg = tab[TAB_PH2PR + c];
+  tab_t rpmm = 1, pmx = 1, pmy = 1;
   if (!first) {
     const uint pi = raw[2 * n + s - 1], pd = raw[3 * n + s - 1];
-    pmm = tab[mm_index(pi, pd)];
+    rpmm = tab[TAB_INV_MM + mm_index(pi, pd)];
     pmx = tab[TAB_PH2PR + pi];
     pmy = tab[TAB_PH2PR + pd];
   }
-  const real b = (real)(gapm * pmx / (mm * pmm));
-  const real g = (real)(gapm * pmy / mm);
-  const real a = (real)(gg * pmx / (mx * pmm));
+  const real b = (real)(gapm * pmx * rmm * rpmm);
+  const real g = (real)(gapm * pmy * rmm);
+  const real a = (real)(gg * pmx * rmx * rpmm);
   return (real8)(b, g, a, (real)gg, (real)0, (real)0, match, mismatch);
 #else
   const real ph_c = tab[TAB_PH2PR + c];

@@ -51,11 +51,13 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 /* cph_engine.inline_cols' default: launches whose pairs' haplotypes are
  * at least this long on average (weighted by read length: cells per read
  * row) compute their rows in the kernel. A row costs the kernel a few
- * double divisions per pair that a prepared row does not, against the
- * preparation's kernel and the prepared rows' loads; on the H100 the
- * kernel's own rows were 42% slower at 64 bases, 14% at 128, and faster
- * from 256 (4% there, 11% at 512). */
-#define CPH_INLINE_COLS 192
+ * table loads and double products per pair that a prepared row does not,
+ * against the preparation's kernel and the prepared rows' loads. On the
+ * H100 (peak suite, 1e10 cells, reads as long as the haplotypes) the
+ * kernel's own rows took 3.42 ms instead of 3.58 at 128 bases, but 3.78
+ * instead of 3.41 at 96. (With three double divisions per row, before the
+ * reciprocal tables of cph_prep_tables, the crossing was near 192.) */
+#define CPH_INLINE_COLS 128
 /* cph_engine.rescue_min's default */
 #define CPH_RESCUE_MIN_PAIRS 16384
 /* cph_engine.chunk_ramp's default */
