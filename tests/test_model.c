@@ -527,6 +527,83 @@ static void test_weights(void) {
   }
 }
 
+/* The scaled form's constants (b, g, a of cph_rows_scaled, products by
+ * reciprocals) against the quotients they stand for, taken here from the
+ * same tables: within 4 double ulps in double rows, within a float
+ * rounding in float rows; and the tables' reciprocal sections
+ * (cph_prep_tables) as the host computes them. */
+static void test_scaled_rows(void) {
+  enum { LEN = 300 };
+  qread q;
+  if (!qread_alloc(&q, LEN)) {
+    CHECK(0, "out of memory");
+    return;
+  }
+  test_rng rng;
+  test_rng_init(&rng, 20261127);
+  for (size_t k = 0; k < LEN; k++) {
+    q.q[k] = (uint8_t)test_rng_range(&rng, 0, 127);
+    q.ins[k] = (uint8_t)test_rng_range(&rng, 1, 127); /* mm > 0 */
+    q.del[k] = (uint8_t)test_rng_range(&rng, 1, 127);
+    q.gcp[k] = (uint8_t)test_rng_range(&rng, 0, 127);
+    q.bases[k] = 'C';
+  }
+  q.read.length = LEN;
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  void *rows = malloc(LEN * sizeof(cph_row_ds));
+  double *tab = malloc(cph_prep_tables(CPH_GKL_FLOAT, 1, NULL));
+  for (int dbl = 0; rows && tab && dbl < 2; dbl++) {
+    double wm, wx, worst = 0.0;
+    cph_rows_scaled(&q.read, dbl, rows, &wm, &wx);
+    double pmm = 1.0, pmx = 1.0, pmy = 1.0;
+    for (size_t k = 0; k < LEN; k++) {
+      const size_t mi = tri_index(q.ins[k], q.del[k]);
+      const unsigned c = q.gcp[k];
+      const double mm = dbl ? td->mm[mi] : (double)tf->mm[mi];
+      const double mx = dbl ? td->ph2pr[q.ins[k]] : tf->ph2pr[q.ins[k]];
+      const double my = dbl ? td->ph2pr[q.del[k]] : tf->ph2pr[q.del[k]];
+      const double gg = dbl ? td->ph2pr[c] : tf->ph2pr[c];
+      const double gapm = dbl ? 1.0 - td->ph2pr[c] : 1.0f - tf->ph2pr[c];
+      const double want[3] = {gapm * pmx / (mm * pmm), gapm * pmy / mm,
+                              gg * pmx / (mx * pmm)};
+      double got[3];
+      if (dbl) {
+        const cph_row_ds *r = &((const cph_row_ds *)rows)[k];
+        got[0] = r->b, got[1] = r->g, got[2] = r->a;
+      } else {
+        const cph_row_fs *r = &((const cph_row_fs *)rows)[k];
+        got[0] = r->b, got[1] = r->g, got[2] = r->a;
+      }
+      for (int j = 0; j < 3; j++) {
+        const double d = rel_diff(got[j], want[j]);
+        worst = d > worst ? d : worst;
+      }
+      pmm = mm, pmx = mx, pmy = my;
+    }
+    const double level = dbl ? 4 * 0x1p-52 : 0x1p-23;
+    CHECK(worst <= level,
+          "scaled rows (dbl %d): a constant %.3g from its quotient (at most "
+          "%.3g)",
+          dbl, worst, level);
+  }
+  if (rows && tab) {
+    cph_prep_tables(CPH_GKL_FLOAT, 1, tab);
+    const size_t inv_mm = CPH_MM_SIZE + 4 * CPH_NQUAL;
+    const size_t inv_ph = inv_mm + CPH_MM_SIZE;
+    int bad = 0;
+    for (size_t k = 0; k < CPH_MM_SIZE; k++)
+      bad += tab[inv_mm + k] != 1.0 / (double)tf->mm[k];
+    for (size_t k = 0; k < CPH_NQUAL; k++)
+      bad += tab[inv_ph + k] != 1.0 / (double)tf->ph2pr[k];
+    CHECK(bad == 0, "%d reciprocals of the row tables differ", bad);
+  }
+  CHECK(rows && tab, "out of memory");
+  free(rows);
+  free(tab);
+  qread_free(&q);
+}
+
 int main(void) {
   test_ph2pr();
   test_mm_exact_zeros();
@@ -538,5 +615,6 @@ int main(void) {
   test_base_codes();
   test_log10_and_rescue();
   test_weights();
+  test_scaled_rows();
   return test_finish();
 }
