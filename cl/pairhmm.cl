@@ -201,12 +201,23 @@ typedef float4 realv;
 #if CPH_EXIT == 1
 #error "the float early exit reads the prepared rows' bound slots"
 #endif
+/* A lane's rows are consecutive: each takes what it needs of the row
+ * above from the one before (rows.cl, above_t), only the lane's first
+ * loads it (c: the lane's row in LOAD_TILE_ROWS; padding rows come before
+ * a read's first row, never between its rows). */
+#define ROW_STATE above_t ab_ = ABOVE_FIRST
 #define ROW_AT(rp, i, first)                                                   \
-  const real8 rv_ = row_of((__global const tab_t *)rows, rcodes,              \
-                           (size_t)raw_rows, (i), (first));                    \
+  if (first)                                                                   \
+    ab_ = ABOVE_FIRST;                                                         \
+  else if (c == 0)                                                             \
+    ab_ = above_of((__global const tab_t *)rows, rcodes, (size_t)raw_rows,    \
+                   (i));                                                       \
+  const real8 rv_ = row_below((__global const tab_t *)rows, rcodes,           \
+                              (size_t)raw_rows, (i), &ab_, 1);                 \
   const real rp[8] = {rv_.s0, rv_.s1, rv_.s2, rv_.s3,                          \
                       rv_.s4, rv_.s5, rv_.s6, rv_.s7}
 #else
+#define ROW_STATE (void)0
 #define ROW_AT(rp, i, first)                                                   \
   __global const real *rp = rows + (size_t)(i)*ROW_STRIDE
 #endif
@@ -217,6 +228,7 @@ typedef float4 realv;
   {                                                                            \
     real pmatch[C], pmis[C];                                                   \
     uchar rb[C];                                                               \
+    ROW_STATE;                                                                 \
     _Pragma("unroll") for (uint c = 0; c < C; c++) {                           \
       const uint p = tile * TILE + lane * C + c;                               \
       M[c] = X[c] = (real)0;                                                   \

@@ -519,7 +519,7 @@ static void test_memory(void) {
 
   /* A device of 384 KiB that the planner does not know about: allocations
    * fail and the work is halved until it fits. (Not 256 KiB: the row
-   * tables alone, which are not halved, take 134 KiB since they hold the
+   * tables alone, which are not halved, take 135 KiB since they hold the
    * reciprocals of the scaled form.) */
   ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
   shim("mem=393216");

@@ -530,8 +530,8 @@ static void test_weights(void) {
 /* The scaled form's constants (b, g, a of cph_rows_scaled, products by
  * reciprocals) against the quotients they stand for, taken here from the
  * same tables: within 4 double ulps in double rows, within a float
- * rounding in float rows; and the tables' reciprocal sections
- * (cph_prep_tables) as the host computes them. */
+ * rounding in float rows; and the tables' reciprocal and float prior
+ * sections (cph_prep_tables) as the host computes them. */
 static void test_scaled_rows(void) {
   enum { LEN = 300 };
   qread q;
@@ -597,6 +597,14 @@ static void test_scaled_rows(void) {
     for (size_t k = 0; k < CPH_NQUAL; k++)
       bad += tab[inv_ph + k] != 1.0 / (double)tf->ph2pr[k];
     CHECK(bad == 0, "%d reciprocals of the row tables differ", bad);
+    /* Float mode's priors, two floats in each double slot. */
+    bad = 0;
+    for (size_t k = 0; k < CPH_NQUAL; k++) {
+      float pri[2];
+      memcpy(pri, &tab[inv_ph + CPH_NQUAL + k], sizeof pri);
+      bad += pri[0] != 1.0f - tf->ph2pr[k] || pri[1] != tf->ph2pr[k] / 3.0f;
+    }
+    CHECK(bad == 0, "%d float priors of the row tables differ", bad);
   }
   CHECK(rows && tab, "out of memory");
   free(rows);

@@ -54,9 +54,11 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
  * table loads and double products per pair that a prepared row does not,
  * against the preparation's kernel and the prepared rows' loads. On the
  * H100 (peak suite, 1e10 cells, reads as long as the haplotypes) the
- * kernel's own rows took 3.42 ms instead of 3.58 at 128 bases, but 3.78
- * instead of 3.41 at 96. (With three double divisions per row, before the
- * reciprocal tables of cph_prep_tables, the crossing was near 192.) */
+ * kernel's own rows took 3.30 ms instead of 3.58 at 128 bases, but 3.45
+ * instead of 3.41 at 96 and 4.08 instead of 4.02 at 64. (With three
+ * double divisions per row, before the reciprocal tables of
+ * cph_prep_tables and the rows carried in the lane (cl/rows.cl), the
+ * crossing was near 192.) */
 #define CPH_INLINE_COLS 128
 /* cph_engine.rescue_min's default */
 #define CPH_RESCUE_MIN_PAIRS 16384

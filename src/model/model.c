@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "model/bound.h"
 #include "model/validate.h"
@@ -332,13 +333,21 @@ size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out) {
     put(out, dbl, k, fl ? (double)tf->mm[k] : td->mm[k]);
   const size_t ph = CPH_MM_SIZE, gapm = ph + CPH_NQUAL,
                match = gapm + CPH_NQUAL, mis = match + CPH_NQUAL;
-  const size_t inv_mm = mis + CPH_NQUAL, inv_ph = inv_mm + CPH_MM_SIZE;
+  const size_t inv_mm = mis + CPH_NQUAL, inv_ph = inv_mm + CPH_MM_SIZE,
+               pri_f = inv_ph + CPH_NQUAL;
   for (size_t k = 0; k < CPH_MM_SIZE; k++)
     put(out, dbl, inv_mm + k, 1.0 / (fl ? (double)tf->mm[k] : td->mm[k]));
   for (size_t q = 0; q < CPH_NQUAL; q++) {
     /* Float mode computes these in float (then widened, exactly). */
     put(out, dbl, ph + q, fl ? (double)tf->ph2pr[q] : td->ph2pr[q]);
     put(out, dbl, inv_ph + q, 1.0 / (fl ? (double)tf->ph2pr[q] : td->ph2pr[q]));
+    /* Float mode's priors as two floats in one double slot (the scaled
+     * float form loads both at once); zeros in other tables. */
+    const float pri[2] = {1.0f - tf->ph2pr[q], tf->ph2pr[q] / 3.0f};
+    if (fl && dbl)
+      memcpy((double *)out + pri_f + q, pri, sizeof pri);
+    else
+      put(out, dbl, pri_f + q, 0.0);
     put(out, dbl, gapm + q,
         fl ? (double)(1.0f - tf->ph2pr[q]) : 1.0 - td->ph2pr[q]);
     put(out, dbl, match + q,

@@ -89,9 +89,11 @@ void cph_weights_scaled4(const uint8_t *const ins[4],
  * match prior and the mismatch prior, each exactly as cph_rows_scaled,
  * cph_rows_float and cph_rows_double compute them, then the reciprocals
  * of the match-to-match table and of ph2pr (the scaled form's constants
- * multiply by them: cph_rows_scaled). Writes them to `out` unless NULL;
- * returns their size in bytes. */
-#define CPH_PREP_TABLE_ENTRIES (2 * CPH_MM_SIZE + 5 * CPH_NQUAL)
+ * multiply by them: cph_rows_scaled), then per phred value, in the scaled
+ * float form's table, the float match and mismatch priors side by side in
+ * one double's bytes (zeros in the other tables). Writes them to `out`
+ * unless NULL; returns their size in bytes. */
+#define CPH_PREP_TABLE_ENTRIES (2 * CPH_MM_SIZE + 6 * CPH_NQUAL)
 size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out);
 
 /* Read or haplotype bases as codes 0..4 (A C G T N), case folded; an
