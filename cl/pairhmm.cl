@@ -204,16 +204,20 @@ typedef float4 realv;
 /* A lane's rows are consecutive: each takes what it needs of the row
  * above from the one before (rows.cl, above_t), only the lane's first
  * loads it (c: the lane's row in LOAD_TILE_ROWS; padding rows come before
- * a read's first row, never between its rows). */
+ * a read's first row, never between its rows). above_row after row_below
+ * loads nothing again: its loads are row_below's (the compiler merges
+ * them). */
 #define ROW_STATE above_t ab_ = ABOVE_FIRST
 #define ROW_AT(rp, i, first)                                                   \
   if (first)                                                                   \
     ab_ = ABOVE_FIRST;                                                         \
   else if (c == 0)                                                             \
-    ab_ = above_of((__global const tab_t *)rows, rcodes, (size_t)raw_rows,    \
-                   (i));                                                       \
+    ab_ = above_row((__global const tab_t *)rows, rcodes, (size_t)raw_rows,   \
+                    (i) - 1);                                                  \
   const real8 rv_ = row_below((__global const tab_t *)rows, rcodes,           \
-                              (size_t)raw_rows, (i), &ab_, 1);                 \
+                              (size_t)raw_rows, (i), ab_, 1);                  \
+  ab_ = above_row((__global const tab_t *)rows, rcodes, (size_t)raw_rows,     \
+                  (i));                                                        \
   const real rp[8] = {rv_.s0, rv_.s1, rv_.s2, rv_.s3,                          \
                       rv_.s4, rv_.s5, rv_.s6, rv_.s7}
 #else

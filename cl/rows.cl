@@ -59,48 +59,47 @@ static uint mm_index(uint i, uint d) {
   return hi * (hi + 1) / 2 + lo;
 }
 
-/* What a row takes from the row above in the scaled form: its 1/mm, mx
- * and my (1s above a read's first row). A kernel computing a run of rows
- * carries them from one row to the next instead of loading the row
- * above's bytes and tables again. (H100, 1e10 cells, kernels computing
- * their rows: with float priors, row_below's fpri, 3.30 instead of 3.37
- * ms at 128 bases and 3.00 instead of 3.07 at 256; the two together 3.30
- * instead of 3.42 and 3.00 instead of 3.10.) */
+/* What a row takes from the row above in the scaled form, as one vector:
+ * its 1/mm, mx and my (1s above a read's first row). A kernel computing a
+ * run of rows carries them from one row to the next instead of loading
+ * the row above's bytes and tables again. (H100, 1e10 cells, kernels
+ * computing their rows: with float priors, row_below's fpri, 3.30 instead
+ * of 3.37 ms at 128 bases and 3.00 instead of 3.07 at 256; the two
+ * together 3.30 instead of 3.42 and 3.00 instead of 3.10.) A vector, not a
+ * struct: a struct returned or passed by pointer leaves alias scopes after
+ * inlining, which SPIR-V's translator turns into declarations its
+ * validator rejects. */
 #if CPH_SCALED
-typedef struct above_t {
-  tab_t rmm, mx, my;
-} above_t;
-#define ABOVE_FIRST ((above_t){1, 1, 1})
+typedef double4 above_t; /* (1/mm, mx, my, unused) */
+#define ABOVE_FIRST ((above_t)(1, 1, 1, 0))
 #else
-typedef struct above_t {
-  int none;
-} above_t;
-#define ABOVE_FIRST ((above_t){0})
+typedef int above_t; /* nothing: the other forms take no row above */
+#define ABOVE_FIRST 0
 #endif
 
-/* The row above row s (s - 1 of the raw bytes, n rows). */
-static above_t above_of(__global const tab_t *tab, __global const uchar *raw,
-                        size_t n, size_t s) {
+/* What row s of the raw bytes (n rows) gives the row below it. */
+static above_t above_row(__global const tab_t *tab, __global const uchar *raw,
+                         size_t n, size_t s) {
 #if CPH_SCALED
-  const uint pi = raw[2 * n + s - 1], pd = raw[3 * n + s - 1];
-  return (above_t){tab[TAB_INV_MM + mm_index(pi, pd)], tab[TAB_PH2PR + pi],
-                   tab[TAB_PH2PR + pd]};
+  const uint i = raw[2 * n + s], d = raw[3 * n + s];
+  return (above_t)(tab[TAB_INV_MM + mm_index(i, d)], tab[TAB_PH2PR + i],
+                   tab[TAB_PH2PR + d], 0);
 #else
   return ABOVE_FIRST;
 #endif
 }
 
-/* Row s of the raw bytes (n rows) below *ab (ABOVE_FIRST for a read's
- * first row), which becomes row s's for the row below: in the scaled form
- * (b, g, a, gg, 0, 0, match, mismatch); else (mm, gapm, mx, xx, my, yy,
- * match, mismatch). fpri (a constant): the scaled float form takes its
- * priors as floats (TAB_PRIORS_F: one load, no conversions), the same
- * values. On the H100, with the rows carried (above_t), that made the
- * kernels computing their rows faster (3.30 against 3.49 ms for 1e10
- * cells at 128 bases) and the row preparation slower (564 against 462 us
- * at 64 bases), which keeps the double priors. */
+/* Row s of the raw bytes (n rows) below the row that gave `ab`
+ * (ABOVE_FIRST for a read's first row): in the scaled form (b, g, a, gg,
+ * 0, 0, match, mismatch); else (mm, gapm, mx, xx, my, yy, match,
+ * mismatch). fpri (a constant): the scaled float form takes its priors as
+ * floats (TAB_PRIORS_F: one load, no conversions), the same values. On
+ * the H100, with the rows carried (above_t), that made the kernels
+ * computing their rows faster (3.30 against 3.49 ms for 1e10 cells at 128
+ * bases) and the row preparation slower (564 against 462 us at 64 bases),
+ * which keeps the double priors. */
 static real8 row_below(__global const tab_t *tab, __global const uchar *raw,
-                       size_t n, size_t s, above_t *ab, int fpri) {
+                       size_t n, size_t s, above_t ab, int fpri) {
   const uint q = raw[n + s], i = raw[2 * n + s], d = raw[3 * n + s],
              c = raw[4 * n + s];
   real match, mismatch;
@@ -121,12 +120,12 @@ static real8 row_below(__global const tab_t *tab, __global const uchar *raw,
   const tab_t rmm = tab[TAB_INV_MM + mm_index(i, d)],
               gapm = tab[TAB_GAPM + c];
   const tab_t rmx = tab[TAB_INV_PH2PR + i], gg = tab[TAB_PH2PR + c];
-  const real b = (real)(gapm * ab->mx * rmm * ab->rmm);
-  const real g = (real)(gapm * ab->my * rmm);
-  const real a = (real)(gg * ab->mx * rmx * ab->rmm);
-  *ab = (above_t){rmm, tab[TAB_PH2PR + i], tab[TAB_PH2PR + d]};
+  const real b = (real)(gapm * ab.s1 * rmm * ab.s0);
+  const real g = (real)(gapm * ab.s2 * rmm);
+  const real a = (real)(gg * ab.s1 * rmx * ab.s0);
   return (real8)(b, g, a, (real)gg, (real)0, (real)0, match, mismatch);
 #else
+  (void)ab;
   const real ph_c = tab[TAB_PH2PR + c];
   return (real8)(tab[mm_index(i, d)], tab[TAB_GAPM + c], tab[TAB_PH2PR + i],
                  ph_c, tab[TAB_PH2PR + d], ph_c, match, mismatch);
@@ -136,7 +135,7 @@ static real8 row_below(__global const tab_t *tab, __global const uchar *raw,
 /* Row s alone, `first` when it is its read's first row. */
 static real8 row_of(__global const tab_t *tab, __global const uchar *raw,
                     size_t n, size_t s, int first) {
-  above_t ab = first ? ABOVE_FIRST : above_of(tab, raw, n, s);
-  return row_below(tab, raw, n, s, &ab, 0);
+  return row_below(tab, raw, n, s,
+                   first ? ABOVE_FIRST : above_row(tab, raw, n, s - 1), 0);
 }
 #endif
