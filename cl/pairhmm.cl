@@ -205,8 +205,9 @@ typedef float4 realv;
  * above from the one before (rows.cl, above_t), only the lane's first
  * loads it (c: the lane's row in LOAD_TILE_ROWS; padding rows come before
  * a read's first row, never between its rows). above_row after row_below
- * loads nothing again: its loads are row_below's (the compiler merges
- * them). */
+ * repeats three of row_below's loads, which the compiler may merge: the
+ * bytes and 1/mm loaded once here and passed on were no faster on the
+ * H100. */
 #define ROW_STATE above_t ab_ = ABOVE_FIRST
 #define ROW_AT(rp, i, first)                                                   \
   if (first)                                                                   \
