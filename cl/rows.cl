@@ -43,6 +43,7 @@ typedef double tab_t;
 #else
 typedef real tab_t;
 #endif
+/* The tables' sections, as src/model/model.h's CPH_TAB_* (entries). */
 #define NQUAL 128
 #define TAB_PH2PR (NQUAL * (NQUAL + 1) / 2)
 #define TAB_GAPM (TAB_PH2PR + NQUAL)

@@ -589,19 +589,17 @@ static void test_scaled_rows(void) {
   }
   if (rows && tab) {
     cph_prep_tables(CPH_GKL_FLOAT, 1, tab);
-    const size_t inv_mm = CPH_MM_SIZE + 4 * CPH_NQUAL;
-    const size_t inv_ph = inv_mm + CPH_MM_SIZE;
     int bad = 0;
     for (size_t k = 0; k < CPH_MM_SIZE; k++)
-      bad += tab[inv_mm + k] != 1.0 / (double)tf->mm[k];
+      bad += tab[CPH_TAB_INV_MM + k] != 1.0 / (double)tf->mm[k];
     for (size_t k = 0; k < CPH_NQUAL; k++)
-      bad += tab[inv_ph + k] != 1.0 / (double)tf->ph2pr[k];
+      bad += tab[CPH_TAB_INV_PH2PR + k] != 1.0 / (double)tf->ph2pr[k];
     CHECK(bad == 0, "%d reciprocals of the row tables differ", bad);
     /* Float mode's priors, two floats in each double slot. */
     bad = 0;
     for (size_t k = 0; k < CPH_NQUAL; k++) {
       float pri[2];
-      memcpy(pri, &tab[inv_ph + CPH_NQUAL + k], sizeof pri);
+      memcpy(pri, &tab[CPH_TAB_PRIORS_F + k], sizeof pri);
       bad += pri[0] != 1.0f - tf->ph2pr[k] || pri[1] != tf->ph2pr[k] / 3.0f;
     }
     CHECK(bad == 0, "%d float priors of the row tables differ", bad);

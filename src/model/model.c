@@ -329,31 +329,28 @@ size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out) {
     return bytes;
   const cph_tables_f *tf = cph_tables_gkl_float();
   const cph_tables_d *td = cph_tables_double(fl ? CPH_GKL_DOUBLE : flavor);
-  for (size_t k = 0; k < CPH_MM_SIZE; k++)
-    put(out, dbl, k, fl ? (double)tf->mm[k] : td->mm[k]);
-  const size_t ph = CPH_MM_SIZE, gapm = ph + CPH_NQUAL,
-               match = gapm + CPH_NQUAL, mis = match + CPH_NQUAL;
-  const size_t inv_mm = mis + CPH_NQUAL, inv_ph = inv_mm + CPH_MM_SIZE,
-               pri_f = inv_ph + CPH_NQUAL;
-  for (size_t k = 0; k < CPH_MM_SIZE; k++)
-    put(out, dbl, inv_mm + k, 1.0 / (fl ? (double)tf->mm[k] : td->mm[k]));
+  for (size_t k = 0; k < CPH_MM_SIZE; k++) {
+    const double mm = fl ? (double)tf->mm[k] : td->mm[k];
+    put(out, dbl, k, mm);
+    put(out, dbl, CPH_TAB_INV_MM + k, 1.0 / mm);
+  }
   for (size_t q = 0; q < CPH_NQUAL; q++) {
     /* Float mode computes these in float (then widened, exactly). */
-    put(out, dbl, ph + q, fl ? (double)tf->ph2pr[q] : td->ph2pr[q]);
-    put(out, dbl, inv_ph + q, 1.0 / (fl ? (double)tf->ph2pr[q] : td->ph2pr[q]));
+    const float fmatch = 1.0f - tf->ph2pr[q], fmis = tf->ph2pr[q] / 3.0f;
+    const double ph = fl ? (double)tf->ph2pr[q] : td->ph2pr[q];
+    const double gapm = fl ? (double)fmatch : 1.0 - td->ph2pr[q];
+    put(out, dbl, CPH_TAB_PH2PR + q, ph);
+    put(out, dbl, CPH_TAB_GAPM + q, gapm);
+    put(out, dbl, CPH_TAB_MATCH + q, gapm); /* the match prior is 1 - ph2pr */
+    put(out, dbl, CPH_TAB_MISMATCH + q, fl ? (double)fmis : td->ph2pr[q] / 3.0);
+    put(out, dbl, CPH_TAB_INV_PH2PR + q, 1.0 / ph);
     /* Float mode's priors as two floats in one double slot (the scaled
      * float form loads both at once); zeros in other tables. */
-    const float pri[2] = {1.0f - tf->ph2pr[q], tf->ph2pr[q] / 3.0f};
+    const float pri[2] = {fmatch, fmis};
     if (fl && dbl)
-      memcpy((double *)out + pri_f + q, pri, sizeof pri);
+      memcpy((double *)out + CPH_TAB_PRIORS_F + q, pri, sizeof pri);
     else
-      put(out, dbl, pri_f + q, 0.0);
-    put(out, dbl, gapm + q,
-        fl ? (double)(1.0f - tf->ph2pr[q]) : 1.0 - td->ph2pr[q]);
-    put(out, dbl, match + q,
-        fl ? (double)(1.0f - tf->ph2pr[q]) : 1.0 - td->ph2pr[q]);
-    put(out, dbl, mis + q,
-        fl ? (double)(tf->ph2pr[q] / 3.0f) : td->ph2pr[q] / 3.0);
+      put(out, dbl, CPH_TAB_PRIORS_F + q, 0.0);
   }
   return bytes;
 }

@@ -82,7 +82,8 @@ void cph_weights_scaled4(const uint8_t *const ins[4],
                          const uint8_t *const del[4], const size_t length[4],
                          int dbl, double w[8]);
 
-/* The tables of the device's row preparation (cl/prep.cl) in a flavor:
+/* The tables of the device's row preparation (cl/prep.cl and cl/rows.cl,
+ * whose TAB_* offsets are these CPH_TAB_*) in a flavor:
  * CPH_PREP_TABLE_ENTRIES values, in double for the scaled form (its
  * constants are computed in double), else in the flavor's precision: the
  * match-to-match table, then per phred value ph2pr, 1 - ph2pr (gapm), the
@@ -93,7 +94,14 @@ void cph_weights_scaled4(const uint8_t *const ins[4],
  * float form's table, the float match and mismatch priors side by side in
  * one double's bytes (zeros in the other tables). Writes them to `out`
  * unless NULL; returns their size in bytes. */
-#define CPH_PREP_TABLE_ENTRIES (2 * CPH_MM_SIZE + 6 * CPH_NQUAL)
+#define CPH_TAB_PH2PR CPH_MM_SIZE /* where each section starts (entries) */
+#define CPH_TAB_GAPM (CPH_TAB_PH2PR + CPH_NQUAL)
+#define CPH_TAB_MATCH (CPH_TAB_GAPM + CPH_NQUAL)
+#define CPH_TAB_MISMATCH (CPH_TAB_MATCH + CPH_NQUAL)
+#define CPH_TAB_INV_MM (CPH_TAB_MISMATCH + CPH_NQUAL)
+#define CPH_TAB_INV_PH2PR (CPH_TAB_INV_MM + CPH_MM_SIZE)
+#define CPH_TAB_PRIORS_F (CPH_TAB_INV_PH2PR + CPH_NQUAL)
+#define CPH_PREP_TABLE_ENTRIES (CPH_TAB_PRIORS_F + CPH_NQUAL)
 size_t cph_prep_tables(cph_flavor flavor, int scaled, void *out);
 
 /* Read or haplotype bases as codes 0..4 (A C G T N), case folded; an
