@@ -326,6 +326,8 @@ TABLE=bench/results/$SLUG-$DATE-side-by-side-$COMMIT.txt
 {
   echo "# clphmm vs gpuPairHMM, $(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT"
   echo "# clphmm device: $DEVICE_NAME (driver $DRIVER)"
+  # (The host's stages pace large calls: hosts of one GPU kind differ.)
+  echo "# host CPU: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1), $(nproc) cores"
   if [ -n "$GPU_BIN" ] && [ -z "$GPU_WHY" ]; then
     echo "# gpuPairHMM: $GPU_BIN (sha256 $(sha256sum <"$GPU_BIN" | cut -c1-12))"
   elif [ -z "$GPU_WHY" ]; then
