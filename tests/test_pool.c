@@ -4,7 +4,7 @@
  * machine has cores, with pauses longer than the workers' spinning (so
  * that they sleep and are woken) and without (so that a worker still
  * leaving one call meets the next: a task of the next call must not run
- * with the previous call's function). */
+ * with the previous call's argument). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +21,9 @@ typedef struct task_set {
 
 static task_set sets[2];
 
-/* A task of call `set->call`: a little work, then its count (at the end,
- * so that a count shows a finished task). */
+/* Task i of the call whose argument is `arg`: a little work, then its
+ * count in that call's set (at the end, so that a count shows a finished
+ * task). */
 static void task(void *arg, size_t i) {
   task_set *s = arg;
   volatile unsigned x = 0;
@@ -41,8 +42,9 @@ static void run_calls(cph_pool *pool, unsigned calls, const char *what) {
   const size_t n_sizes = sizeof sizes / sizeof *sizes;
   unsigned bad_calls = 0, first_bad = 0;
   for (unsigned c = 0; c < calls; c++) {
-    /* Two task sets in turn: one call's function and argument differ from
-     * the call before's. */
+    /* Two task sets in turn: one call's argument differs from the call
+     * before's, so a task run with the wrong call's argument counts in the
+     * wrong set. */
     task_set *s = &sets[c % 2];
     const size_t n = sizes[(c * 7 + c / n_sizes) % n_sizes];
     for (size_t i = 0; i < MAX_TASKS; i++)
