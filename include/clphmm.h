@@ -337,6 +337,13 @@ typedef struct clphmm_stats {
    * form: GKL's double computation either way (README, "Long reads";
    * $CLPHMM_EXACT_DIRECT). */
   uint64_t exact_direct;
+  /* Float mode: pairs of long reads computed in double before their float
+   * pass (double_first; $CLPHMM_DOUBLE_FIRST rows and up), and of those
+   * the pairs whose float pass then ran because their double results did
+   * not prove that GKL rescues them (double_first_checked). Results are
+   * those of the float pass first (README, "Long reads"; added with it). */
+  uint64_t double_first;
+  uint64_t double_first_checked;
 } clphmm_stats;
 CLPHMM_API clphmm_status clphmm_context_stats(const clphmm_context *context,
                                               clphmm_stats *stats);

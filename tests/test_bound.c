@@ -78,7 +78,35 @@ static void free_pair(pair_data *p) {
 
 typedef struct tally {
   size_t pairs, stopped, kept_float, rows_tested;
+  size_t proven; /* double first: rescues proven from the double result */
+  double closest; /* the highest log10 likelihood proven */
 } tally;
+
+/* Double first (cph_first_limit): where the pair's GKL double result is
+ * below its limit, GKL's float sum must be below its threshold. */
+static void check_first(const pair_data *p, const char *what, float f,
+                        tally *t) {
+  double d;
+  CHECK_STATUS(cph_reference_pair_double(&p->read, &p->h, CPH_GKL_DOUBLE, &d),
+               CLPHMM_SUCCESS, NULL);
+  const double ld = cph_log10_double(d);
+  const double limit =
+      cph_first_limit(p->read.length, p->h.length,
+                      cph_first_growth() * cph_first_outgoing(&p->read));
+  /* (-inf: low insertion and deletion qualities, whose outgoing
+   * probabilities add up to more than 1; see test_first_refusals.) */
+  CHECK(limit == -INFINITY || (limit < -64.12 && limit > -66.0),
+        "%s: limit %.6f for %zu x %zu", what, limit, p->read.length,
+        p->h.length);
+  if (ld < limit) {
+    CHECK(cph_needs_rescue(f),
+          "%s: double result %.6f below the limit %.6f, but the float sum "
+          "%.6g stands",
+          what, ld, limit, (double)f);
+    t->proven++;
+    t->closest = ld > t->closest ? ld : t->closest;
+  }
+}
 
 /* One pair: the recurrence in double over the float pass's probabilities
  * (PAIRHMM_SPEC 5.2, init 2^120 / H as the float pass), row by row. */
@@ -169,6 +197,7 @@ static void check_pair(const pair_data *p, const char *what, tally *t) {
       break;
     }
   }
+  check_first(p, what, f, t);
   t->pairs++;
   t->stopped += (size_t)stops;
   t->kept_float += !cph_needs_rescue(f);
@@ -189,6 +218,7 @@ static void check_pair(const pair_data *p, const char *what, tally *t) {
 static void test_random_pairs(test_rng *rng) {
   for (size_t k = 0; k < sizeof profiles / sizeof *profiles; k++) {
     tally t = {0};
+    t.closest = -INFINITY;
     for (int n = 0; n < 60; n++) {
       pair_data p;
       const size_t R = test_rng_range(rng, 200, 700);
@@ -198,13 +228,14 @@ static void test_random_pairs(test_rng *rng) {
       free_pair(&p);
     }
     printf("%-22s %zu pairs, %zu rows tested: %zu stopped, %zu kept in "
-           "float\n",
-           profiles[k].name, t.pairs, t.rows_tested, t.stopped, t.kept_float);
+           "float; double first: %zu proven (highest %.3f)\n",
+           profiles[k].name, t.pairs, t.rows_tested, t.stopped, t.kept_float,
+           t.proven, t.closest);
     if (k == 0)
-      CHECK(t.stopped > 0 && t.kept_float > 0,
-            "%s: the test should stop some pairs and keep others (stopped "
-            "%zu, kept %zu)",
-            profiles[k].name, t.stopped, t.kept_float);
+      CHECK(t.stopped > 0 && t.kept_float > 0 && t.proven > 0,
+            "%s: the test should stop some pairs, keep others and prove "
+            "some rescues (stopped %zu, kept %zu, proven %zu)",
+            profiles[k].name, t.stopped, t.kept_float, t.proven);
   }
 }
 
@@ -253,6 +284,69 @@ static void test_refusals(void) {
         (double)rows[N - 1].qm);
 }
 
+/* Double first near GKL's threshold: 300-base reads 3..10% off their
+ * haplotypes (GATK-like qualities) give double results around -64; some
+ * must be proven within 2 log10 units of it (a limit too high would then
+ * prove pairs that GKL keeps in float, which check_first catches). */
+static void test_first_near(test_rng *rng) {
+  tally t = {0};
+  t.closest = -INFINITY;
+  size_t kept = 0;
+  for (int n = 0; n < 240; n++) {
+    pair_data p;
+    make_pair(rng, &profiles[0], 300, 320, 3 + (unsigned)n % 8, &p);
+    float f;
+    CHECK_STATUS(cph_reference_pair_float(&p.read, &p.h, &f), CLPHMM_SUCCESS,
+                 NULL);
+    check_first(&p, "near the threshold", f, &t);
+    kept += !cph_needs_rescue(f);
+    free_pair(&p);
+  }
+  printf("near the threshold     240 pairs: %zu proven (highest %.3f), %zu "
+         "kept in float\n",
+         t.proven, t.closest, kept);
+  CHECK(t.proven > 0 && t.closest > -66.4 && kept > 0,
+        "near the threshold: %zu proven, highest %.3f, %zu kept", t.proven,
+        t.closest, kept);
+}
+
+/* Double first's limit refuses what its proof does not cover: sizes
+ * (R + H > 2^21, more than 2^40 cells), growth not finite, a growth that
+ * the pair's size makes too loose; it falls with the size; a read with
+ * insertion and deletion qualities of 0 (mm + mx + my = 2) gets no limit;
+ * GKL's float tables are within a few hundred float ulps of the double
+ * ones (the growth is near 1 + 2^-20). */
+static void test_first_refusals(void) {
+  const double g = cph_first_growth();
+  CHECK(g >= 1.0 + 0x1p-20 && g < 1.0 + 0x1p-16, "growth %.9g", g);
+  const double l1 = cph_first_limit(1000, 2000, g),
+               l2 = cph_first_limit(20000, 30000, g);
+  CHECK(l1 < -64.4 && l2 < l1 && l1 > -65.0, "limits %.6f and %.6f", l1, l2);
+  CHECK(isinf(cph_first_limit((size_t)1 << 21, 1, g)) &&
+            isinf(cph_first_limit(1, (size_t)1 << 21, g)) &&
+            isinf(cph_first_limit((size_t)1 << 20, (size_t)1 << 20, g)) &&
+            isinf(cph_first_limit(10, 10, INFINITY)) &&
+            isinf(cph_first_limit(10, 10, NAN)) &&
+            isinf(cph_first_limit(1000, 1000, 1.01)),
+        "a limit where the proof does not hold");
+  CHECK(!isinf(cph_first_limit(300000, 300000, g)),
+        "no limit at 300,000 x 300,000");
+  enum { N = 50 };
+  static char b[N];
+  static uint8_t q[4 * N];
+  for (int i = 0; i < N; i++)
+    b[i] = 'A';
+  for (int i = 0; i < 4 * N; i++)
+    q[i] = 30;
+  clphmm_read rd = {b, q, q + N, q + 2 * N, q + 3 * N, N};
+  const double s30 = cph_first_outgoing(&rd);
+  q[N + 7] = q[2 * N + 7] = 0;
+  const double s0 = cph_first_outgoing(&rd);
+  CHECK(s30 >= 1.0 && s30 < 1.0 + 1e-6 && s0 >= 2.0 &&
+            isinf(cph_first_limit(N, 100, g * s0)),
+        "outgoing factors %.17g (qualities 30) and %.17g (0)", s30, s0);
+}
+
 static void test_float_up(void) {
   CHECK(cph_float_up(0.5) == 0.5f, "exact value moved");
   const float third = cph_float_up(1.0 / 3.0);
@@ -280,6 +374,8 @@ int main(void) {
          (unsigned long long)rng.s);
   test_random_pairs(&rng);
   test_refusals();
+  test_first_near(&rng);
+  test_first_refusals();
   test_float_up();
   return test_finish();
 }

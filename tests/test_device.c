@@ -1554,6 +1554,151 @@ static void test_exact_direct(test_rng *rng) {
   gen_free(&g);
 }
 
+static void same_as(clphmm_context *a, clphmm_context *b, const gen *g,
+                    const char *what, const char *differ, clphmm_stats *sa,
+                    clphmm_stats *sb);
+
+/* Pairs of g's reads of at least `rows` rows and nonempty haplotypes:
+ * what its double-first statistics must count. */
+static uint64_t long_pairs(const gen *g, size_t rows) {
+  uint64_t n = 0;
+  for (size_t b = 0; b < g->n; b++)
+    for (size_t r = 0; r < g->batches[b].n_reads; r++)
+      for (size_t h = 0; h < g->batches[b].n_haplotypes; h++)
+        n += g->batches[b].reads[r].length >= rows &&
+             g->batches[b].haplotypes[h].length > 0;
+  return n;
+}
+
+/* Reads the double-first plan validates (compute.c): an invalid base in a
+ * long read of batch `bad` fails the call naming that batch, or, with an
+ * invalid short read in an earlier batch too, naming that one. */
+static void check_first_errors(clphmm_context *a, gen *g, size_t n,
+                               size_t rows) {
+  size_t bad = g->n, early = g->n;
+  for (size_t b = 0; b < g->n; b++)
+    for (size_t r = 0; r < g->batches[b].n_reads; r++) {
+      const size_t len = g->batches[b].reads[r].length;
+      if (len >= rows && bad == g->n && b > 0)
+        bad = b;
+      if (len > 0 && len < rows && early == g->n)
+        early = b;
+    }
+  if (bad == g->n || early >= bad) {
+    CHECK(0, "double first: the test pairs lack a long read after a short one");
+    return;
+  }
+  double *out = malloc(n * sizeof *out);
+  const clphmm_batch *bt = &g->batches[bad];
+  size_t r = 0;
+  while (bt->reads[r].length < rows)
+    r++;
+  char *base = (char *)&bt->reads[r].bases[bt->reads[r].length / 2];
+  const char keep = *base;
+  *base = 'X';
+  char want[64];
+  snprintf(want, sizeof want, "batch %zu, read %zu", bad, r);
+  clphmm_status st = clphmm_compute(a, g->batches, g->n, out);
+  CHECK(st == CLPHMM_ERROR_INVALID_BASE &&
+            strstr(clphmm_last_error(a), want),
+        "double first: an invalid long read gave status %d, '%s' (want '%s')",
+        (int)st, clphmm_last_error(a), want);
+  const clphmm_batch *eb = &g->batches[early];
+  size_t er = 0;
+  while (eb->reads[er].length == 0 || eb->reads[er].length >= rows)
+    er++;
+  char *ebase = (char *)&eb->reads[er].bases[0];
+  const char ekeep = *ebase;
+  *ebase = 'X';
+  snprintf(want, sizeof want, "batch %zu, read %zu", early, er);
+  st = clphmm_compute(a, g->batches, g->n, out);
+  CHECK(st == CLPHMM_ERROR_INVALID_BASE &&
+            strstr(clphmm_last_error(a), want),
+        "double first: an earlier invalid short read gave status %d, '%s' "
+        "(want '%s')",
+        (int)st, clphmm_last_error(a), want);
+  *ebase = ekeep;
+  *base = keep;
+  free(out);
+}
+
+/* Float mode's double first (compute.c plan_double_first): reads of at
+ * least 300 rows among shorter ones (in one batch too), their pairs 5%
+ * off their haplotypes or random against them (double results on both
+ * sides of GKL's threshold), and a long read against an empty haplotype.
+ * Bit-identical to the float pass first (exact_direct 0 in both: their
+ * rescues take one route), the same pairs rescued, some pairs proven and
+ * some checked; with every pair double first and straight to the exact
+ * pass, each result the float pass first's or GKL's double to the bit; and
+ * invalid long reads refused like others. */
+static void test_double_first(test_rng *rng) {
+  gen g = {0};
+  add_exit_batches(&g, rng, 12, 100, 700);
+  add_batches(&g, rng, 4, 4, 150, 450, 300, 500, 0);
+  size_t len = 400;
+  add_batch(&g, rng, &len, 1, 2, 400, 450, 1, QUAL_INDEL_HIGH);
+  ((clphmm_haplotype *)g.batches[g.n - 1].haplotypes)[1].length = 0;
+  add_exit_batches(&g, rng, 12, 100, 700);
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  clphmm_context *a = NULL, *b = NULL;
+  if (open_context(CLPHMM_PRECISION_FLOAT, &a) <= 0 ||
+      open_context(CLPHMM_PRECISION_FLOAT, &b) <= 0) {
+    clphmm_context_destroy(a);
+    gen_free(&g);
+    return;
+  }
+  if (!a->eng[0]->dev.info.has_fp64) { /* (no double rescue to go first) */
+    printf("float     double first: no fp64, skipped\n");
+    clphmm_context_destroy(a);
+    clphmm_context_destroy(b);
+    gen_free(&g);
+    return;
+  }
+  a->eng[0]->double_first = 300;
+  b->eng[0]->double_first = 0;
+  a->eng[0]->exact_direct = b->eng[0]->exact_direct = 0;
+  clphmm_stats sa, sb;
+  same_as(a, b, &g, "double first", "from the float pass first", &sa, &sb);
+  const uint64_t want = long_pairs(&g, 300);
+  CHECK(sa.double_first == want && sa.double_first_checked > 0 &&
+            sa.double_first_checked < want && sb.double_first == 0 &&
+            sa.rescued_pairs == sb.rescued_pairs,
+        "double first: %llu pairs (want %llu), %llu checked, rescued %llu "
+        "against %llu",
+        (unsigned long long)sa.double_first, (unsigned long long)want,
+        (unsigned long long)sa.double_first_checked,
+        (unsigned long long)sa.rescued_pairs,
+        (unsigned long long)sb.rescued_pairs);
+  printf("float     double first: %llu of %zu pairs, %llu of them checked in "
+         "float, %llu rescued\n",
+         (unsigned long long)sa.double_first, n,
+         (unsigned long long)sa.double_first_checked,
+         (unsigned long long)sa.rescued_pairs);
+  /* Every pair double first, straight to the exact pass. */
+  a->eng[0]->double_first = 1;
+  a->eng[0]->exact_direct = 1;
+  double *ra = run_device(a, &g, n), *rb = run_device(b, &g, n),
+         *ref = run_reference_gkl_double(&g, n);
+  clphmm_context_stats(a, &sa);
+  for (size_t i = 0; ra && rb && i < n; i++)
+    CHECK(ra[i] == rb[i] || ra[i] == ref[i],
+          "double first, exact pass: pair %zu: %.17g, float first %.17g, "
+          "GKL's double %.17g",
+          i, ra[i], rb[i], ref[i]);
+  CHECK(sa.double_first == long_pairs(&g, 1),
+        "double first of every pair: %llu pairs",
+        (unsigned long long)sa.double_first);
+  free(ra);
+  free(rb);
+  free(ref);
+  a->eng[0]->double_first = 300;
+  check_first_errors(a, &g, n, 300);
+  clphmm_context_destroy(a);
+  clphmm_context_destroy(b);
+  gen_free(&g);
+}
+
 /* A read of 'A' against a haplotype of 'C': every base a mismatch at base
  * quality 60, gap opening qualities 45 and gap continuation `gcp`. With 45
  * every row costs at least 10^-4.5 and its rows underflow to zeros within
@@ -1962,6 +2107,7 @@ int main(void) {
     test_exit_cells();
     test_exact_direct(&rng);
     test_underflow_stops(&rng);
+    test_double_first(&rng);
     test_split_pairs(&rng);
     test_padded_tiles();
   }

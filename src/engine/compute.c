@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "engine/context.h"
 #include "engine/launch.h"
+#include "model/bound.h"
 #include "model/validate.h"
 #include "reference/reference.h"
 
@@ -50,9 +51,11 @@ typedef struct pair_list {
 
 /* The passes of a call: its precision's own pass over all pairs, float
  * mode's double rescue of the pairs whose float sums fall below GKL's
- * threshold, and the exact pass over the rescue pairs whose scaled sums
- * do not stand (rescue_sum_ok). */
-enum { PASS_MAIN, PASS_RESCUE, PASS_EXACT };
+ * threshold, the exact pass over the rescue pairs whose scaled sums do
+ * not stand (rescue_sum_ok), and float mode's check: the float pass of
+ * the double-first pairs whose double results do not prove GKL's rescue
+ * (plan_double_first). */
+enum { PASS_MAIN, PASS_RESCUE, PASS_EXACT, PASS_CHECK };
 
 /* The per-call state of the pipeline. */
 typedef struct call {
@@ -62,6 +65,13 @@ typedef struct call {
   double *results;
   pair_list rescue; /* float results recomputed in double */
   pair_list exact;  /* rescue results recomputed in GKL's exact order */
+  /* Float mode's double-first pairs (in the rescue or the exact list
+   * first; first_exact of them in the exact list), the reads of at least
+   * skip_rows rows that the main pass leaves to them (0: none), and those
+   * whose float pass still runs (check; check_kept of them then keep
+   * their double results). */
+  pair_list first, check;
+  size_t first_exact, check_kept, skip_rows;
   /* A speculative double pass (speculate()) is in the rescue slot; when
    * it is finished, `want` marks the results it gives (by out index). */
   int speculated;
@@ -245,7 +255,16 @@ static void finish_part(void *arg, size_t part) {
       continue; /* a speculative pass: the float result stands */
     const double sum = job_sum(t->s, jb);
     nu += job_underflowed(t->s, jb);
-    if (t->pass != PASS_MAIN) {
+    if (t->pass == PASS_CHECK) {
+      /* A double-first pair: its double result stands where GKL would
+       * rescue it (listed), else its float result replaces it. */
+      const float f = (float)sum;
+      ne += job_stopped(t->s, jb);
+      if (cph_needs_rescue(f))
+        t->which[lo + nw++] = i;
+      else
+        t->c->results[jb->out] = cph_log10_float(f);
+    } else if (t->pass != PASS_MAIN) {
       if (rescue_sum_ok(t->s, jb, sum))
         t->c->results[jb->out] = cph_log10_double(sum);
       else
@@ -269,7 +288,7 @@ static void finish_part(void *arg, size_t part) {
   t->n_under[part] = nu;
 }
 
-static clphmm_status list_add(pair_list *l, const cph_job *jb) {
+static clphmm_status list_add_pair(pair_list *l, cph_pair pair) {
   if (l->n == l->cap) {
     size_t cap = l->cap ? 2 * l->cap : 256;
     cph_pair *p = realloc(l->p, cap * sizeof *p);
@@ -278,8 +297,12 @@ static clphmm_status list_add(pair_list *l, const cph_job *jb) {
     l->p = p;
     l->cap = cap;
   }
-  l->p[l->n++] = (cph_pair){jb->rd, jb->hp, jb->out};
+  l->p[l->n++] = pair;
   return CLPHMM_SUCCESS;
+}
+
+static clphmm_status list_add(pair_list *l, const cph_job *jb) {
+  return list_add_pair(l, (cph_pair){jb->rd, jb->hp, jb->out});
 }
 
 typedef struct cpu_rescue_task {
@@ -370,7 +393,11 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
       st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
     n_cpu = 0;
   }
-  for (size_t p = 0; p < parts && !st; p++)
+  for (size_t p = 0; p < parts && !st; p++) {
+    if (pass == PASS_CHECK) { /* (their double results stand) */
+      c->check_kept += n_which[p];
+      continue;
+    }
     for (size_t i = 0; i < n_which[p] && !st; i++) {
       const size_t w = which[p * FINISH_PART + i];
       const cph_job *jb = &s->stage.jobs[w & ~TO_EXACT];
@@ -381,6 +408,7 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
         st = list_add(
             pass == PASS_MAIN && !(w & TO_EXACT) ? &c->rescue : &c->exact, jb);
     }
+  }
   if (!st && n_cpu) {
     st = rescue_on_cpus(c, cpu, n_cpu);
     ctx->stats.cpu_pairs += n_cpu;
@@ -417,7 +445,7 @@ static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
     return cph_stage_copy(&ctx->bufs, st, src->like);
   if (src->pieces)
     return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
-                            src->n_pieces, c->results);
+                            src->n_pieces, c->skip_rows, c->results);
   return cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
 }
 
@@ -613,7 +641,8 @@ static int slot_pass(const cph_slot *s);
 static int speculates(const call *c, const cursor *cur, uint64_t cells) {
   const cph_engine *ctx = c->ctx;
   const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
-  return !c->sh && whole && ctx->precision == CLPHMM_PRECISION_FLOAT &&
+  return !c->sh && whole && !c->first.n &&
+         ctx->precision == CLPHMM_PRECISION_FLOAT &&
          ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_DOUBLE].n &&
          cph_plan_small(&ctx->variants[CPH_SET_FLOAT], c->n_pairs, cells,
                         ctx->dev.info.compute_units);
@@ -874,7 +903,9 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
 
 /* The pass of the chunk in the rescue slot. */
 static int slot_pass(const cph_slot *s) {
-  return s->set == CPH_SET_EXACT ? PASS_EXACT : PASS_RESCUE;
+  return s->set == CPH_SET_EXACT   ? PASS_EXACT
+         : s->set == CPH_SET_FLOAT ? PASS_CHECK
+                                   : PASS_RESCUE;
 }
 
 /* Pairs of list `l` from l->done on, at most a rescue chunk's. */
@@ -962,7 +993,8 @@ static clphmm_status rescue_pass(call *c) {
   if (c->rescue.n == 0 && c->exact.n == 0)
     return CLPHMM_SUCCESS;
   /* (The exact pass may hold pairs sent straight there: finish.) */
-  ctx->stats.rescued_pairs = c->rescue.n + ctx->stats.exact_direct;
+  ctx->stats.rescued_pairs =
+      c->rescue.n + ctx->stats.exact_direct + c->first_exact;
   if (!ctx->dev.info.has_fp64) {
     const double t0 = cph_now();
     clphmm_status rc = rescue_on_cpus(c, c->rescue.p, c->rescue.n);
@@ -988,6 +1020,117 @@ static clphmm_status rescue_pass(call *c) {
       ctx->stats.exact_pairs -= left;
     }
   }
+  return rc;
+}
+
+/* ---- double first ---------------------------------------------------- */
+
+/* Float mode computes long reads' pairs in double first, then runs the
+ * float pass only for those whose double results do not prove that GKL
+ * would rescue them (model/bound.h, cph_first_limit): of a long read's
+ * pairs almost all fall below GKL's threshold, and their float pass was
+ * work thrown away (the long suite rescued 92% of its pairs). Results are
+ * those of float first: a pair whose double result proves the rescue
+ * gets it, as GKL's rescue would give it; any other pair gets its float
+ * result, or its double one where the float sum falls below the
+ * threshold. Reads of at least ctx->double_first rows go so, in calls of
+ * one engine; pairs of at least ctx->exact_direct cells straight to the
+ * exact pass, as the float pass's stopped pairs (finish). */
+
+/* The first invalid batch up to and including batch `b` (which is), with
+ * cph_validate_batch's message: the main pass, which validates the other
+ * batches as it stages them, would name the first one. */
+static clphmm_status first_invalid(const call *c, size_t b) {
+  for (size_t q = 0; q < b; q++) {
+    const clphmm_status st = cph_validate_batch(&c->batches[q], q);
+    if (st)
+      return st;
+  }
+  return cph_validate_batch(&c->batches[b], b);
+}
+
+/* Batch b's pairs of reads of at least `rows` rows to the double-first,
+ * rescue and exact lists (empty haplotypes: -inf); `out` is its first
+ * result. */
+static clphmm_status first_pairs(call *c, size_t b, size_t rows, size_t out) {
+  const cph_engine *ctx = c->ctx;
+  const clphmm_batch *bt = &c->batches[b];
+  const int exact = ctx->exact_direct && ctx->variants[CPH_SET_EXACT].n;
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t r = 0; r < bt->n_reads && !st; r++) {
+    const clphmm_read *rd = &bt->reads[r];
+    if (rd->length < rows)
+      continue;
+    for (size_t h = 0; h < bt->n_haplotypes && !st; h++) {
+      const clphmm_haplotype *hp = &bt->haplotypes[h];
+      const cph_pair pair = {rd, hp, out + r * bt->n_haplotypes + h};
+      if (hp->length == 0) {
+        c->results[pair.out] = -INFINITY;
+        continue;
+      }
+      const int to_exact =
+          exact && (uint64_t)rd->length * hp->length >= ctx->exact_direct;
+      st = list_add_pair(&c->first, pair);
+      if (!st)
+        st = list_add_pair(to_exact ? &c->exact : &c->rescue, pair);
+      c->first_exact += (size_t)(to_exact && !st);
+    }
+  }
+  return st;
+}
+
+/* Before the main pass of a call whose longest read has `longest` rows:
+ * the double-first pairs (validated here: the main pass leaves them out). */
+static clphmm_status plan_double_first(call *c, size_t longest) {
+  cph_engine *ctx = c->ctx;
+  const size_t rows = (size_t)ctx->double_first;
+  if (!rows || longest < rows || c->sh ||
+      ctx->precision != CLPHMM_PRECISION_FLOAT || !ctx->dev.info.has_fp64 ||
+      !ctx->variants[CPH_SET_DOUBLE].n)
+    return CLPHMM_SUCCESS;
+  size_t out = 0;
+  clphmm_status st = CLPHMM_SUCCESS;
+  for (size_t b = 0; b < c->n_batches && !st; b++) {
+    const clphmm_batch *bt = &c->batches[b];
+    size_t r = 0;
+    while (r < bt->n_reads && bt->reads[r].length < rows)
+      r++;
+    if (r < bt->n_reads) {
+      st = cph_validate_batch(bt, b) ? first_invalid(c, b) : CLPHMM_SUCCESS;
+      if (!st)
+        st = first_pairs(c, b, rows, out);
+    }
+    out += bt->n_reads * bt->n_haplotypes;
+  }
+  c->skip_rows = rows;
+  ctx->stats.double_first = c->first.n;
+  return st;
+}
+
+/* After the rescue: the float pass of the double-first pairs whose double
+ * results do not prove GKL's rescue. */
+static clphmm_status check_pass(call *c) {
+  cph_engine *ctx = c->ctx;
+  if (!c->first.n)
+    return CLPHMM_SUCCESS;
+  double growth = 0;
+  for (size_t i = 0; i < c->first.n; i++) {
+    const cph_pair *p = &c->first.p[i];
+    if (i == 0 || p->read != p[-1].read) /* (a read's pairs are in a row) */
+      growth = ctx->first_growth * cph_first_outgoing(p->read);
+    const double limit =
+        cph_first_limit(p->read->length, p->hap->length, growth);
+    if (!(c->results[p->out] < limit)) {
+      const clphmm_status st = list_add_pair(&c->check, *p);
+      if (st)
+        return st;
+    }
+  }
+  ctx->stats.double_first_checked = c->check.n;
+  clphmm_status rc = rescue_final(c, &c->check, CPH_SET_FLOAT);
+  /* (Checked pairs whose float results stand were not rescued.) */
+  if (!rc)
+    ctx->stats.rescued_pairs -= c->check.n - c->check_kept;
   return rc;
 }
 
@@ -1019,9 +1162,19 @@ static void reset_stats(cph_engine *ctx) {
 typedef struct shape_task {
   const clphmm_batch *batches;
   size_t n;
-  uint64_t *pairs, *cells;
+  uint64_t *pairs, *cells, *longest;
   int *bad;
 } shape_task;
+
+/* The longest read of n batches whose shapes are valid. */
+static size_t longest_read(const clphmm_batch *batches, size_t n) {
+  size_t most = 0;
+  for (size_t b = 0; b < n; b++)
+    for (size_t r = 0; r < batches[b].n_reads; r++)
+      most = batches[b].reads[r].length > most ? batches[b].reads[r].length
+                                               : most;
+  return most;
+}
 
 /* (A failing range's message names its batch from the range's start:
  * validate_shapes checks the whole call again for the real one.) */
@@ -1033,34 +1186,42 @@ static void shape_range(void *arg, size_t r) {
   t->bad[r] = cph_validate_shapes(t->batches + lo, hi - lo, &pairs,
                                   &t->cells[r]) != CLPHMM_SUCCESS;
   t->pairs[r] = pairs;
+  t->longest[r] = t->bad[r] ? 0 : longest_read(t->batches + lo, hi - lo);
 }
 
 static clphmm_status validate_shapes(cph_pool *pool,
                                      const clphmm_batch *batches, size_t n,
-                                     size_t *n_pairs, uint64_t *cells) {
+                                     size_t *n_pairs, uint64_t *cells,
+                                     size_t *longest) {
   const size_t ranges = (n + SHAPE_RANGE - 1) / SHAPE_RANGE;
   uint64_t *counts =
-      ranges > 1 && batches ? malloc(2 * ranges * sizeof *counts) : NULL;
+      ranges > 1 && batches ? malloc(3 * ranges * sizeof *counts) : NULL;
   int *bad = counts ? malloc(ranges * sizeof *bad) : NULL;
   int ok = bad != NULL;
-  uint64_t pairs = 0, total = 0;
+  uint64_t pairs = 0, total = 0, most = 0;
   if (ok) {
-    shape_task t = {batches, n, counts, counts + ranges, bad};
+    shape_task t = {batches, n, counts, counts + ranges, counts + 2 * ranges,
+                    bad};
     cph_pool_for(pool, ranges, shape_range, &t);
     for (size_t r = 0; r < ranges && ok; r++) {
       ok = !bad[r] && pairs + counts[r] >= pairs &&
            total + counts[ranges + r] >= total;
       pairs += counts[r];
       total += counts[ranges + r];
+      most = counts[2 * ranges + r] > most ? counts[2 * ranges + r] : most;
     }
     ok = ok && pairs <= SIZE_MAX / sizeof(double);
   }
   free(counts);
   free(bad);
-  if (!ok) /* one range, or an error: the caller's thread, in order */
-    return cph_validate_shapes(batches, n, n_pairs, cells);
+  if (!ok) { /* one range, or an error: the caller's thread, in order */
+    const clphmm_status st = cph_validate_shapes(batches, n, n_pairs, cells);
+    *longest = st ? 0 : longest_read(batches, n);
+    return st;
+  }
   *n_pairs = (size_t)pairs;
   *cells = total;
+  *longest = (size_t)most;
   return CLPHMM_SUCCESS;
 }
 
@@ -1084,10 +1245,10 @@ static void copy_part(void *arg, size_t p) {
 clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
                                  size_t n_batches, double *out) {
   const double t0 = cph_now();
-  size_t n_pairs;
+  size_t n_pairs, longest;
   uint64_t cells;
-  clphmm_status rc =
-      validate_shapes(ctx->pool, batches, n_batches, &n_pairs, &cells);
+  clphmm_status rc = validate_shapes(ctx->pool, batches, n_batches, &n_pairs,
+                                     &cells, &longest);
   if (rc)
     return rc;
   if (n_pairs > 0 && !out)
@@ -1106,9 +1267,13 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
                    n_pairs);
   ctx->chunk_div = 1;
   if (!rc)
+    rc = plan_double_first(&c, longest);
+  if (!rc)
     rc = main_pass(&c, cells, 1);
   if (!rc)
     rc = rescue_pass(&c);
+  if (!rc)
+    rc = check_pass(&c);
   if (rc)
     drain(ctx);
   if (!rc) {
@@ -1128,6 +1293,8 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   free(c.results);
   free(c.rescue.p);
   free(c.exact.p);
+  free(c.first.p);
+  free(c.check.p);
   free(c.pieces);
   return rc;
 }
@@ -1163,6 +1330,8 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
   }
   free(c.rescue.p);
   free(c.exact.p);
+  free(c.first.p);
+  free(c.check.p);
   free(c.pieces);
   return rc;
 }

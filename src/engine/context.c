@@ -1,6 +1,7 @@
 #include "engine/context.h"
 
 #include "engine/launch.h"
+#include "model/bound.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,12 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, UINT64_MAX, "cells",
                     &exact_direct);
   ctx->exact_direct = exact_direct;
+  uint64_t double_first = CPH_DOUBLE_FIRST_ROWS;
+  if (!st)
+    st = env_number("CLPHMM_DOUBLE_FIRST", double_first, 0, UINT32_MAX, "rows",
+                    &double_first);
+  ctx->double_first = double_first;
+  ctx->first_growth = cph_first_growth();
   /* Float mode's speculative pass on the side queue, beside the float
    * pass (compute.c speculate); 0: on the main queue, behind it. */
   uint64_t side = 1;

@@ -47,6 +47,8 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 #define CPH_EXIT_CELLS ((uint64_t)1 << 24)
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
+/* cph_engine.double_first's default */
+#define CPH_DOUBLE_FIRST_ROWS 2048
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 /* cph_engine.inline_cols' default: launches whose pairs' haplotypes are
  * at least this long on average (weighted by read length: cells per read
@@ -187,6 +189,12 @@ typedef struct cph_engine {
   /* Stopped pairs of at least this many cells go straight to the exact
    * pass ($CLPHMM_EXACT_DIRECT, compute.c finish; 0: none, 1: all). */
   uint64_t exact_direct;
+  /* Float mode: reads of at least this many rows go to the double rescue
+   * before their float pass, which runs only where their double results
+   * do not prove GKL's rescue ($CLPHMM_DOUBLE_FIRST, compute.c
+   * plan_double_first; 0: never), with first_growth (model/bound.h). */
+  uint64_t double_first;
+  double first_growth;
   int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
   /* A large call's rescue chunks in its main pass gather at least this
    * many pairs ($CLPHMM_RESCUE_PAIRS; compute.c rescue_some). */

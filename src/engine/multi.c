@@ -95,6 +95,8 @@ static void add_stats(clphmm_stats *t, const clphmm_stats *e) {
   t->cpu_pairs += e->cpu_pairs;
   t->exact_pairs += e->exact_pairs;
   t->exact_direct += e->exact_direct;
+  t->double_first += e->double_first;
+  t->double_first_checked += e->double_first_checked;
   t->launches += e->launches;
   t->kernel_seconds += e->kernel_seconds;
   t->prepare_seconds += e->prepare_seconds;

@@ -137,6 +137,16 @@ static uint8_t copy_quals(uint8_t *dst, const uint8_t *src, size_t n) {
   return any;
 }
 
+/* Read k's entry in the read table (first row, length) and its weights,
+ * 1 and 1 until computed; returns the weights. */
+static double *set_read_entry(cph_stage *s, size_t row, size_t len, size_t k) {
+  ((uint32_t *)s->reads.ptr)[2 * k] = (uint32_t)row;
+  ((uint32_t *)s->reads.ptr)[2 * k + 1] = (uint32_t)len;
+  double *w = (double *)s->weights.ptr + 2 * k;
+  w[0] = w[1] = 1.0;
+  return w;
+}
+
 /* One read into the raw arrays at row `row` (and its rows and weights when
  * the host prepares them); its table entry is read index `k`. Returns 0
  * when the read is invalid (a NULL array, a bad base or quality): nothing
@@ -145,10 +155,7 @@ static int stage_read(cph_stage *s, const clphmm_read *rd, size_t row,
                       size_t k) {
   uint8_t *raw = s->raw.ptr;
   const size_t n = s->n_rows, len = rd->length;
-  ((uint32_t *)s->reads.ptr)[2 * k] = (uint32_t)row;
-  ((uint32_t *)s->reads.ptr)[2 * k + 1] = (uint32_t)len;
-  double *w = (double *)s->weights.ptr + 2 * k;
-  w[0] = w[1] = 1.0;
+  double *w = set_read_entry(s, row, len, k);
   if (len == 0)
     return 1;
   if (!rd->bases || !rd->base_quals || !rd->ins_quals || !rd->del_quals ||
@@ -190,8 +197,15 @@ typedef struct piece_task {
   cph_stage *s;
   const clphmm_batch *batches;
   const cph_piece *pieces;
+  size_t skip_rows; /* cph_stage_pieces */
   double *results;
 } piece_task;
+
+/* Whether staging leaves a read of `length` rows out (skip_rows). */
+static int skipped(size_t length, size_t skip_rows) {
+  return skip_rows && length >= skip_rows;
+}
+
 
 static void stage_piece(void *arg, size_t p) {
   const piece_task *t = arg;
@@ -209,6 +223,11 @@ static void stage_piece(void *arg, size_t p) {
   size_t out = pc->out;
   for (size_t r = pc->r0; r < pc->r1; r++, read++) {
     const clphmm_read *rd = &bt->reads[r];
+    if (skipped(rd->length, t->skip_rows)) {
+      set_read_entry(s, row, 0, read); /* (an empty read) */
+      out += bt->n_haplotypes;
+      continue;
+    }
     ok &= stage_read(s, rd, row, read);
     size_t hw = hword0;
     for (size_t h = 0; h < bt->n_haplotypes; h++, out++) {
@@ -234,7 +253,8 @@ static void stage_piece(void *arg, size_t p) {
 
 /* Per piece: where its rows, reads, haplotype words and jobs start. */
 static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
-                          const cph_piece *pieces, size_t n) {
+                          const cph_piece *pieces, size_t n,
+                          size_t skip_rows) {
   size_t rows = 0, reads = 0, words = 0, jobs = 0;
   for (size_t p = 0; p < n; p++) {
     size_t *o = &s->offs[4 * p];
@@ -249,8 +269,11 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
       haps += bt->haplotypes[h].length > 0;
     }
     for (size_t r = pieces[p].r0; r < pieces[p].r1; r++) {
-      rows += bt->reads[r].length;
-      nonempty += bt->reads[r].length > 0;
+      const size_t len = bt->reads[r].length;
+      if (skipped(len, skip_rows))
+        continue;
+      rows += len;
+      nonempty += len > 0;
     }
     reads += pieces[p].r1 - pieces[p].r0;
     jobs += nonempty * haps;
@@ -264,16 +287,16 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
 clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                cph_stage *s, const clphmm_batch *batches,
                                const cph_piece *pieces, size_t n_pieces,
-                               double *results) {
+                               size_t skip_rows, double *results) {
   if (!grow((void **)&s->offs, &s->cap_offs, 4 * (n_pieces + 1),
             sizeof *s->offs))
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to plan %zu pieces",
                      n_pieces);
-  piece_offsets(s, batches, pieces, n_pieces);
+  piece_offsets(s, batches, pieces, n_pieces, skip_rows);
   clphmm_status st = ensure(c, s, n_pieces);
   if (st)
     return st;
-  piece_task t = {s, batches, pieces, results};
+  piece_task t = {s, batches, pieces, skip_rows, results};
   cph_pool_for(cph_pool_for_work(pool, s->n_rows), n_pieces, stage_piece, &t);
   for (size_t p = 0; p < n_pieces; p++)
     if (s->bad[p]) {

@@ -80,10 +80,13 @@ void cph_stage_release(const cph_bufctx *c, cph_stage *s);
  * -inf in `results` here). Staging validates what it copies: on invalid
  * bases, qualities or pointers it fails with the error that
  * cph_validate_batch gives for the first invalid batch. */
+/* Reads of at least `skip_rows` rows (0: none) are left out: they take no
+ * rows and their pairs no jobs nor results (float mode's double-first
+ * pairs, computed elsewhere); their table entries are empty reads. */
 clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                cph_stage *s, const clphmm_batch *batches,
                                const cph_piece *pieces, size_t n_pieces,
-                               double *results);
+                               size_t skip_rows, double *results);
 
 /* The staging of `from` (rows not prepared on the host, nor in s; weights
  * not copied: each pass computes its own, on the device or, when its

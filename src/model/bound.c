@@ -70,6 +70,9 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
+
+#include "model/model.h"
 
 #define BOUND_RHO (1.0 + 0x1p-20)
 
@@ -106,4 +109,109 @@ float cph_float_up(double x) {
   if ((double)f < x)
     f = nextafterf(f, INFINITY);
   return f;
+}
+
+/* ---- Double first ----------------------------------------------------
+ *
+ * The claim: a pair of R rows and H columns (R + H <= 2^21, at most 2^40
+ * cells) whose GKL double result is L_d (log10, as the rescue returns it)
+ * has a float pass sum f < 1e-28f whenever
+ *     L_d < -28 - log10(2^120) - log10(2) - (R + H + 1) log10(g),
+ * g = cph_first_growth(). GKL would then rescue it, and its answer is L_d.
+ *
+ * 1. Paths. Each cell of the recurrences (PAIRHMM_SPEC 5.2) is a sum over
+ *    paths from row 0 of products of coefficients: prior x mm or prior x
+ *    gapm entering a row's M, mx or xx entering its X, my or yy for a
+ *    step along the row in Y. A path takes one coefficient per row (R)
+ *    and at most one per column it advances along a row (H), so at most
+ *    R + H, and starts at init = K / H (K = 2^120 in float, 2^1020 in
+ *    double); GKL's sum adds the last row's M and X.
+ * 2. Tables. Every float coefficient is at most t^2 times the double one
+ *    (t: the largest ratio of a float table entry, mm, ph2pr, gapm = 1 -
+ *    ph2pr and the priors 1 - ph2pr and ph2pr / 3, to the double one), so
+ *    in exact arithmetic the float recurrence's sum, scaled by 2^-120, is
+ *    at most t^(2(R + H)) times the double one's, scaled by 2^-1020.
+ * 3. Rounding. As in the early exit's proof (part 2 above), each cell the
+ *    float pass computes is at most (1 + 2^-24)^4 times the recurrence
+ *    applied to the computed cells, plus at most 2^-148; the scaled form
+ *    is a change of variables with the same bound; flushing denormals
+ *    only lowers cells; rounding is monotone. So the computed sum is at
+ *    most the exact sum of the recurrence whose coefficients are each
+ *    multiplied by (1 + 2^-20) (covering (1 + 2^-24)^4 and the scaled
+ *    form's double constants), i.e. at most (1 + 2^-20)^(R + H) times,
+ *    plus the additive terms grown along the paths after them. With s the
+ *    largest sum of a state's outgoing double coefficients (mm + mx + my,
+ *    gapm + gg: 1 up to rounding; priors are at most 1), a path's
+ *    continuation weighs at most s^(R + H) times that much: the additive
+ *    terms total at most 3 2^40 2^-148 g^(R + H) < 2^-105 g^(R + H).
+ *    The last row's sums over at most 2^21 + 1 columns lose at most a
+ *    factor (1 + 2^-24)^(2^21 + 2) < 1.14, init = fl(2^120 / H) and the
+ *    final rounding to float a factor 1 + 2^-23 together, and the scaled
+ *    form's weights in double much less.
+ * 4. The double side. The rescue's result is GKL's double computation
+ *    (the exact pass, or the scaled form where its sum stands): the same
+ *    path sums with double coefficients, each cell within (1 + 2^-53)^4
+ *    of the recurrence, so its sum is at least (1 - 2^-50)^(5 (R + H)) >
+ *    1 - 2^-26 times the exact one, less additive terms of double's
+ *    subnormal range that vanish after scaling by 2^-900; the log10 adds
+ *    a relative error near 2^-52.
+ * Together, with g = (1 + 2^-20) t^2 s (s >= 1 from the pair's read:
+ * tables of all qualities would give s = 2, from insertion and deletion
+ * qualities of 0): f < 1.15 g^(R + H + 1)
+ * 10^(L_d + log10(2^120)) + 2^-105 g^(R + H), which the claim's condition
+ * (a factor 2, and g^(R + H + 1)) keeps below 1e-28f (1e-28 (1 -
+ * 3e-8); 2^-105 g^(R + H) < 2.2e-31 for g^(2^21) < 10). NaN fails the
+ * test; -inf (a double sum of 0) passes it. */
+static double ratio_up(double f, double d, double most) {
+  if (f == 0.0 && d == 0.0)
+    return most;
+  if (!(d > 0.0))
+    return INFINITY;
+  const double r = f / d * (1.0 + 0x1p-50);
+  return r > most ? r : most;
+}
+
+double cph_first_growth(void) {
+  const cph_tables_f *tf = cph_tables_gkl_float();
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  double t = 1.0;
+  for (size_t k = 0; k < CPH_MM_SIZE; k++)
+    t = ratio_up(tf->mm[k], td->mm[k], t);
+  for (size_t q = 0; q < CPH_NQUAL; q++) {
+    const float fp = tf->ph2pr[q];
+    t = ratio_up(fp, td->ph2pr[q], t);
+    t = ratio_up(1.0f - fp, 1.0 - td->ph2pr[q], t);
+    t = ratio_up(fp / 3.0f, td->ph2pr[q] / 3.0, t);
+  }
+  return (1.0 + 0x1p-20) * t * t * (1.0 + 0x1p-50);
+}
+
+double cph_first_outgoing(const clphmm_read *read) {
+  const cph_tables_d *td = cph_tables_double(CPH_GKL_DOUBLE);
+  double s = 1.0;
+  for (size_t k = 0; k < read->length; k++) {
+    const unsigned i = read->ins_quals[k] & 127, d = read->del_quals[k] & 127;
+    const unsigned c = read->gcp_quals[k] & 127, hi = i > d ? i : d;
+    const double m = td->mm[hi * (hi + 1) / 2 + (i + d - hi)] + td->ph2pr[i] +
+                     td->ph2pr[d];
+    const double x = (1.0 - td->ph2pr[c]) + td->ph2pr[c];
+    s = m > s ? m : s;
+    s = x > s ? x : s;
+  }
+  return s * (1.0 + 0x1p-50);
+}
+
+/* log10(2^120), and log10(1e-28f) less a margin for its rounding. */
+#define LOG10_K_FLOAT 36.12359947967774
+#define LOG10_MIN_ACCEPTED (-28.000001)
+
+double cph_first_limit(size_t rows, size_t cols, double growth) {
+  if (!(growth < INFINITY) || rows > ((size_t)1 << 21) ||
+      cols > ((size_t)1 << 21) - rows ||
+      (rows && (uint64_t)(cols + 1) > (((uint64_t)1 << 40) / (rows + 1))))
+    return -INFINITY;
+  const double spread = (double)(rows + cols + 1) * log10(growth);
+  if (!(spread < 1.0)) /* g^(R + H) < 10, for the additive terms */
+    return -INFINITY;
+  return LOG10_MIN_ACCEPTED - LOG10_K_FLOAT - log10(2.0) - spread;
 }

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "clphmm.h"
+
 /* The kernel stops a pair after row i when
  *     (qm_i * sum_m + qx_i * sum_x) * T < 1
  * for the (scaled) sums of row i's m and x over its columns, qm_i = P_i /
@@ -63,5 +65,27 @@ float cph_float_up(double x);
  * device or thread that flushes denormals never reads it as 0 (NaN stays
  * NaN). */
 float cph_bound_slot(double x);
+
+/* ---- Double first ----------------------------------------------------
+ * Float mode may compute a pair's double rescue before its float pass
+ * (src/engine/compute.c, "double first"): where the double result proves
+ * that GKL's float sum falls below its threshold, that result is GKL's
+ * answer and the float pass is not needed; any other pair then runs its
+ * float pass as usual. The proof is in bound.c. */
+
+/* The per-coefficient growth factor of the proof from GKL's float and
+ * double tables (at least 1 + 2^-20), or +inf where a float entry is
+ * positive and its double one is not; and the factor of a read (at least
+ * 1): the largest sum of a state's outgoing double probabilities over its
+ * rows. A pair's growth is their product. */
+double cph_first_growth(void);
+double cph_first_outgoing(const clphmm_read *read);
+
+/* The log10 likelihood below which a pair of R rows and H columns whose
+ * GKL double result is that value certainly falls below GKL's float
+ * threshold (1e-28f), with `growth` from cph_first_growth; -inf where the
+ * proof does not cover the pair's size (R + H > 2^21, or more than 2^40
+ * cells) or growth is not finite. */
+double cph_first_limit(size_t rows, size_t cols, double growth);
 
 #endif

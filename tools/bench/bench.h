@@ -154,7 +154,7 @@ typedef struct bench_run {
   int reps;
   bench_stat kernel, wall;
   uint64_t rescued, early_exits, cpu_pairs, exact_pairs, underflow_stops,
-      split_pairs, exact_direct, launches;
+      split_pairs, exact_direct, double_first, double_first_checked, launches;
   double max_err, mean_err;
   size_t checked_pairs;
   double create_cold, create_warm; /* < 0: not measured */

@@ -407,6 +407,8 @@ void bench_measure(bench_device *d, const bench_workload *w,
   r->underflow_stops = r->last.underflow_stops;
   r->split_pairs = r->last.split_pairs;
   r->exact_direct = r->last.exact_direct;
+  r->double_first = r->last.double_first;
+  r->double_first_checked = r->last.double_first_checked;
   r->launches = r->last.launches;
   bench_sample_compare(s, w, offsets, out, &r->max_err, &r->mean_err);
   r->checked_pairs = s->n_pairs;

@@ -58,7 +58,8 @@ static void print_stages(FILE *f, const bench_run *r) {
           "      stages (median %s, ms): prepare %.3f upload %.3f kernel "
           "%.3f (rows %.3f) download %.3f rescue %.3f finish %.3f wall %.3f "
           "chunks %llu early-exits %llu cpu-pairs %llu exact-pairs %llu "
-          "underflow-stops %llu split-pairs %llu exact-direct %llu\n",
+          "underflow-stops %llu split-pairs %llu exact-direct %llu "
+          "double-first %llu (checked %llu)\n",
           r->calls ? "call" : "run", st->prepare * 1e3, st->upload * 1e3,
           st->kernel * 1e3, st->rows * 1e3, st->download * 1e3,
           st->rescue * 1e3, st->finish * 1e3, st->wall * 1e3,
@@ -66,7 +67,9 @@ static void print_stages(FILE *f, const bench_run *r) {
           (unsigned long long)r->cpu_pairs, (unsigned long long)r->exact_pairs,
           (unsigned long long)r->underflow_stops,
           (unsigned long long)r->split_pairs,
-          (unsigned long long)r->exact_direct);
+          (unsigned long long)r->exact_direct,
+          (unsigned long long)r->double_first,
+          (unsigned long long)r->double_first_checked);
 }
 
 /* A context of several devices: each device's part of the last run. */
@@ -294,6 +297,8 @@ static void json_run(json *j, const bench_run *r) {
   json_uint(j, "underflow_stops", r->underflow_stops);
   json_uint(j, "split_pairs", r->split_pairs);
   json_uint(j, "exact_direct", r->exact_direct);
+  json_uint(j, "double_first", r->double_first);
+  json_uint(j, "double_first_checked", r->double_first_checked);
   json_uint(j, "launches", r->launches);
   json_number(j, "max_abs_error", r->max_err);
   json_number(j, "mean_abs_error", r->mean_err);
