@@ -78,7 +78,7 @@ static void free_pair(pair_data *p) {
 
 typedef struct tally {
   size_t pairs, stopped, kept_float, rows_tested;
-  size_t proven; /* double first: rescues proven from the double result */
+  size_t proven;  /* double first: rescues proven from the double result */
   double closest; /* the highest log10 likelihood proven */
 } tally;
 

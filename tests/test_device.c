@@ -1599,8 +1599,7 @@ static void check_first_errors(clphmm_context *a, gen *g, size_t n,
   char want[64];
   snprintf(want, sizeof want, "batch %zu, read %zu", bad, r);
   clphmm_status st = clphmm_compute(a, g->batches, g->n, out);
-  CHECK(st == CLPHMM_ERROR_INVALID_BASE &&
-            strstr(clphmm_last_error(a), want),
+  CHECK(st == CLPHMM_ERROR_INVALID_BASE && strstr(clphmm_last_error(a), want),
         "double first: an invalid long read gave status %d, '%s' (want '%s')",
         (int)st, clphmm_last_error(a), want);
   const clphmm_batch *eb = &g->batches[early];
@@ -1612,8 +1611,7 @@ static void check_first_errors(clphmm_context *a, gen *g, size_t n,
   *ebase = 'X';
   snprintf(want, sizeof want, "batch %zu, read %zu", early, er);
   st = clphmm_compute(a, g->batches, g->n, out);
-  CHECK(st == CLPHMM_ERROR_INVALID_BASE &&
-            strstr(clphmm_last_error(a), want),
+  CHECK(st == CLPHMM_ERROR_INVALID_BASE && strstr(clphmm_last_error(a), want),
         "double first: an earlier invalid short read gave status %d, '%s' "
         "(want '%s')",
         (int)st, clphmm_last_error(a), want);
@@ -1655,6 +1653,7 @@ static void test_double_first(test_rng *rng) {
     gen_free(&g);
     return;
   }
+  a->eng[0]->first_auto = b->eng[0]->first_auto = 0;
   a->eng[0]->double_first = 300;
   b->eng[0]->double_first = 0;
   a->eng[0]->exact_direct = b->eng[0]->exact_direct = 0;
@@ -1760,6 +1759,75 @@ static int open_two(clphmm_precision p, int b_exits, unsigned coop,
 
 /* a against the reference, then a and b on the same pairs: bit-identical
  * (else `differ`), with their statistics. */
+/* One call on a context learning double first (engine/first.h) and on
+ * one without it: bit-identical; its double-first and checked pairs. */
+static void learn_call(clphmm_context *a, clphmm_context *b, const gen *g,
+                       const char *what, uint64_t want_first,
+                       uint64_t want_checked) {
+  size_t n;
+  clphmm_count_pairs(g->batches, g->n, &n);
+  double *ra = run_device(a, g, n), *rb = run_device(b, g, n);
+  clphmm_stats sa, sb;
+  clphmm_context_stats(a, &sa);
+  clphmm_context_stats(b, &sb);
+  CHECK(ra && rb && memcmp(ra, rb, n * sizeof *ra) == 0,
+        "%s: results differ from the float pass first", what);
+  CHECK(sa.double_first == want_first &&
+            sa.double_first_checked == want_checked &&
+            sa.rescued_pairs == sb.rescued_pairs,
+        "%s: %llu double first (want %llu), %llu checked (want %llu), "
+        "rescued %llu against %llu",
+        what, (unsigned long long)sa.double_first,
+        (unsigned long long)want_first,
+        (unsigned long long)sa.double_first_checked,
+        (unsigned long long)want_checked, (unsigned long long)sa.rescued_pairs,
+        (unsigned long long)sb.rescued_pairs);
+  free(ra);
+  free(rb);
+}
+
+/* Double first as the engine learns it (the default): 40 pairs of reads
+ * of 1,100..1,300 rows random against their haplotypes (all rescued) go
+ * float first in the first call and double first (all proven) in the
+ * second; 36 pairs of 2,100-row reads copied from their haplotypes (kept
+ * in float) then go double first, as longer reads not seen yet, are all
+ * checked, and their length stops double first for every read. */
+static void test_double_first_auto(test_rng *rng) {
+  gen ga = {0}, gb = {0};
+  for (int k = 0; k < 10; k++) {
+    size_t lens[2] = {test_rng_range(rng, 1100, 1300),
+                      test_rng_range(rng, 1100, 1300)};
+    add_batch(&ga, rng, lens, 2, 2, 1200, 1300, 0, QUAL_INDEL_HIGH);
+  }
+  for (int k = 0; k < 36; k++)
+    add_copy_batch(&gb, rng, 2100, 45);
+  clphmm_context *a = NULL, *b = NULL;
+  if (open_context(CLPHMM_PRECISION_FLOAT, &a) <= 0 ||
+      open_context(CLPHMM_PRECISION_FLOAT, &b) <= 0) {
+    clphmm_context_destroy(a);
+    gen_free(&ga);
+    gen_free(&gb);
+    return;
+  }
+  if (a->eng[0]->dev.info.has_fp64) {
+    CHECK(a->eng[0]->first_auto, "double first does not learn by default");
+    b->eng[0]->first_auto = 0;
+    b->eng[0]->double_first = 0;
+    compare(b, &ga, "double first, learning");
+    learn_call(a, b, &ga, "double first, first call", 0, 0);
+    learn_call(a, b, &ga, "double first, learnt", 40, 0);
+    learn_call(a, b, &gb, "double first, longer reads", 36, 36);
+    learn_call(a, b, &gb, "double first, longer reads again", 0, 0);
+    learn_call(a, b, &ga, "double first, after longer reads", 0, 0);
+    printf("float     double first learnt: 40 pairs after one call, stopped "
+           "by 36 longer pairs kept in float\n");
+  }
+  clphmm_context_destroy(a);
+  clphmm_context_destroy(b);
+  gen_free(&ga);
+  gen_free(&gb);
+}
+
 static void same_as(clphmm_context *a, clphmm_context *b, const gen *g,
                     const char *what, const char *differ, clphmm_stats *sa,
                     clphmm_stats *sb) {
@@ -2108,6 +2176,7 @@ int main(void) {
     test_exact_direct(&rng);
     test_underflow_stops(&rng);
     test_double_first(&rng);
+    test_double_first_auto(&rng);
     test_split_pairs(&rng);
     test_padded_tiles();
   }

@@ -72,6 +72,7 @@ typedef struct call {
    * their double results). */
   pair_list first, check;
   size_t first_exact, check_kept, skip_rows;
+  cph_first_counts seen; /* long reads' pairs, rescued or not (first.h) */
   /* A speculative double pass (speculate()) is in the rescue slot; when
    * it is finished, `want` marks the results it gives (by out index). */
   int speculated;
@@ -237,8 +238,9 @@ typedef struct finish_task {
   /* Per part: rescue candidates found (float pass) or sums that do not
    * stand (rescue and exact passes), as job indices. */
   size_t *which, *n_which;
-  size_t *n_exit;  /* per part: pairs the early exit stopped */
-  size_t *n_under; /* per part: pairs stopped on rows of zeros */
+  size_t *n_exit;         /* per part: pairs the early exit stopped */
+  size_t *n_under;        /* per part: pairs stopped on rows of zeros */
+  cph_first_counts *seen; /* per part, float mode's first and check passes */
 } finish_task;
 
 static void finish_part(void *arg, size_t part) {
@@ -260,6 +262,7 @@ static void finish_part(void *arg, size_t part) {
        * rescue it (listed), else its float result replaces it. */
       const float f = (float)sum;
       ne += job_stopped(t->s, jb);
+      cph_first_count(&t->seen[part], jb->R, cph_needs_rescue(f));
       if (cph_needs_rescue(f))
         t->which[lo + nw++] = i;
       else
@@ -277,6 +280,7 @@ static void finish_part(void *arg, size_t part) {
       ne += stopped;
       const int direct = stopped && t->direct &&
                          (uint64_t)jb->R * jb->H >= t->c->ctx->exact_direct;
+      cph_first_count(&t->seen[part], jb->R, cph_needs_rescue(f));
       if (cph_needs_rescue(f))
         t->which[lo + nw++] = i | (direct ? TO_EXACT : 0);
       else
@@ -350,9 +354,11 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
     return CLPHMM_SUCCESS;
   size_t *which = malloc(n * sizeof *which);
   size_t *n_which = calloc(3 * parts, sizeof *n_which);
-  clphmm_status st = which && n_which ? CLPHMM_SUCCESS
-                                      : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY,
-                                                  "no memory for results");
+  cph_first_counts *seen = calloc(parts, sizeof *seen);
+  clphmm_status st =
+      which && n_which && seen
+          ? CLPHMM_SUCCESS
+          : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
   cph_engine *ctx = c->ctx;
   /* Pairs whose float pass the bound stopped go straight to the exact
    * pass, skipping the rescue's scaled form: both are GKL's double
@@ -373,14 +379,23 @@ static clphmm_status finish(call *c, const cph_slot *s, int pass) {
    * rescue's sums.) */
   const int direct = pass == PASS_MAIN && ctx->exact_direct && !c->speculated &&
                      ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_EXACT].n;
-  finish_task t = {
-      c, s, pass, direct, which, n_which, n_which + parts, n_which + 2 * parts};
+  finish_task t = {c,
+                   s,
+                   pass,
+                   direct,
+                   which,
+                   n_which,
+                   n_which + parts,
+                   n_which + 2 * parts,
+                   seen};
   if (!st)
     cph_pool_for(ctx->pool, parts, finish_part, &t);
   for (size_t p = 0; p < parts && !st; p++) {
     ctx->stats.early_exits += t.n_exit[p];
     ctx->stats.underflow_stops += t.n_under[p];
+    cph_first_add(&c->seen, &seen[p]);
   }
+  free(seen);
   const int to_cpu = pass == PASS_EXACT ||
                      (pass == PASS_RESCUE && !ctx->variants[CPH_SET_EXACT].n);
   size_t n_cpu = 0;
@@ -434,6 +449,18 @@ typedef struct chunk_src {
   const cph_sched *like_sched;
 } chunk_src;
 
+/* The first invalid batch of the call, with cph_validate_batch's message
+ * (pairs staged again after the main pass found input it had not checked:
+ * float mode's double-first pairs). */
+static clphmm_status first_invalid(const call *c, size_t n) {
+  for (size_t b = 0; b < n; b++) {
+    const clphmm_status st = cph_validate_batch(&c->batches[b], b);
+    if (st)
+      return st;
+  }
+  return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "invalid input");
+}
+
 /* Whether st copies `like`'s staging (stage()). */
 static int stage_copies(const cph_stage *st, const chunk_src *src) {
   return src->like && !src->like->host_prep && !st->host_prep;
@@ -446,7 +473,11 @@ static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
   if (src->pieces)
     return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
                             src->n_pieces, c->skip_rows, c->results);
-  return cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
+  const clphmm_status rc =
+      cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
+  /* (Double-first pairs are checked here, not before: name the batch.) */
+  return rc == CLPHMM_ERROR_INVALID_ARGUMENT ? first_invalid(c, c->n_batches)
+                                             : rc;
 }
 
 /* Submit the staged and scheduled chunk in slot s. */
@@ -642,8 +673,8 @@ static int speculates(const call *c, const cursor *cur, uint64_t cells) {
   const cph_engine *ctx = c->ctx;
   const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
   return !c->sh && whole && !c->first.n &&
-         ctx->precision == CLPHMM_PRECISION_FLOAT &&
-         ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_DOUBLE].n &&
+         ctx->precision == CLPHMM_PRECISION_FLOAT && ctx->dev.info.has_fp64 &&
+         ctx->variants[CPH_SET_DOUBLE].n &&
          cph_plan_small(&ctx->variants[CPH_SET_FLOAT], c->n_pairs, cells,
                         ctx->dev.info.compute_units);
 }
@@ -1025,29 +1056,19 @@ static clphmm_status rescue_pass(call *c) {
 
 /* ---- double first ---------------------------------------------------- */
 
-/* Float mode computes long reads' pairs in double first, then runs the
+/* Float mode may compute long reads' pairs in double first, then run the
  * float pass only for those whose double results do not prove that GKL
- * would rescue them (model/bound.h, cph_first_limit): of a long read's
- * pairs almost all fall below GKL's threshold, and their float pass was
+ * would rescue them (model/bound.h, cph_first_limit): where almost all of
+ * a read length's pairs fall below GKL's threshold, their float pass is
  * work thrown away (the long suite rescued 92% of its pairs). Results are
  * those of float first: a pair whose double result proves the rescue
  * gets it, as GKL's rescue would give it; any other pair gets its float
  * result, or its double one where the float sum falls below the
- * threshold. Reads of at least ctx->double_first rows go so, in calls of
- * one engine; pairs of at least ctx->exact_direct cells straight to the
- * exact pass, as the float pass's stopped pairs (finish). */
-
-/* The first invalid batch up to and including batch `b` (which is), with
- * cph_validate_batch's message: the main pass, which validates the other
- * batches as it stages them, would name the first one. */
-static clphmm_status first_invalid(const call *c, size_t b) {
-  for (size_t q = 0; q < b; q++) {
-    const clphmm_status st = cph_validate_batch(&c->batches[q], q);
-    if (st)
-      return st;
-  }
-  return cph_validate_batch(&c->batches[b], b);
-}
+ * threshold. Which reads go first: engine/first.h (by what the engine saw
+ * of their lengths), or reads of at least ctx->double_first rows; only in
+ * calls of one engine. Pairs of at least ctx->exact_direct cells go
+ * straight to the exact pass, as the float pass's stopped pairs
+ * (finish). */
 
 /* Batch b's pairs of reads of at least `rows` rows to the double-first,
  * rescue and exact lists (empty haplotypes: -inf); `out` is its first
@@ -1080,10 +1101,12 @@ static clphmm_status first_pairs(call *c, size_t b, size_t rows, size_t out) {
 }
 
 /* Before the main pass of a call whose longest read has `longest` rows:
- * the double-first pairs (validated here: the main pass leaves them out). */
+ * the double-first pairs (their bases and qualities are checked when they
+ * are staged: cph_stage_pairs). */
 static clphmm_status plan_double_first(call *c, size_t longest) {
   cph_engine *ctx = c->ctx;
-  const size_t rows = (size_t)ctx->double_first;
+  const size_t rows = ctx->first_auto ? cph_first_rows(&ctx->first_seen)
+                                      : (size_t)ctx->double_first;
   if (!rows || longest < rows || c->sh ||
       ctx->precision != CLPHMM_PRECISION_FLOAT || !ctx->dev.info.has_fp64 ||
       !ctx->variants[CPH_SET_DOUBLE].n)
@@ -1095,16 +1118,38 @@ static clphmm_status plan_double_first(call *c, size_t longest) {
     size_t r = 0;
     while (r < bt->n_reads && bt->reads[r].length < rows)
       r++;
-    if (r < bt->n_reads) {
-      st = cph_validate_batch(bt, b) ? first_invalid(c, b) : CLPHMM_SUCCESS;
-      if (!st)
-        st = first_pairs(c, b, rows, out);
-    }
+    if (r < bt->n_reads)
+      st = first_pairs(c, b, rows, out);
     out += bt->n_reads * bt->n_haplotypes;
   }
   c->skip_rows = rows;
   ctx->stats.double_first = c->first.n;
   return st;
+}
+
+/* Double-first pairs whose double results prove GKL's rescue, on the
+ * pool in parts of this many pairs (a read's growth takes a pass over its
+ * qualities: 7 million rows of the long suite took 15 ms on one thread). */
+#define PROOF_PART 16
+
+typedef struct proof_task {
+  const call *c;
+  unsigned char *proven; /* per double-first pair */
+} proof_task;
+
+static void proof_part(void *arg, size_t part) {
+  const proof_task *t = arg;
+  const pair_list *l = &t->c->first;
+  const size_t lo = part * PROOF_PART,
+               hi = lo + PROOF_PART < l->n ? lo + PROOF_PART : l->n;
+  double growth = 0;
+  for (size_t i = lo; i < hi; i++) {
+    const cph_pair *p = &l->p[i];
+    if (i == lo || p->read != p[-1].read) /* (a read's pairs are in a row) */
+      growth = t->c->ctx->first_growth * cph_first_outgoing(p->read);
+    t->proven[i] = t->c->results[p->out] <
+                   cph_first_limit(p->read->length, p->hap->length, growth);
+  }
 }
 
 /* After the rescue: the float pass of the double-first pairs whose double
@@ -1113,21 +1158,23 @@ static clphmm_status check_pass(call *c) {
   cph_engine *ctx = c->ctx;
   if (!c->first.n)
     return CLPHMM_SUCCESS;
-  double growth = 0;
-  for (size_t i = 0; i < c->first.n; i++) {
-    const cph_pair *p = &c->first.p[i];
-    if (i == 0 || p->read != p[-1].read) /* (a read's pairs are in a row) */
-      growth = ctx->first_growth * cph_first_outgoing(p->read);
-    const double limit =
-        cph_first_limit(p->read->length, p->hap->length, growth);
-    if (!(c->results[p->out] < limit)) {
-      const clphmm_status st = list_add_pair(&c->check, *p);
-      if (st)
-        return st;
-    }
+  unsigned char *proven = malloc(c->first.n);
+  if (!proven)
+    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to check pairs");
+  proof_task t = {c, proven};
+  cph_pool_for(ctx->pool, (c->first.n + PROOF_PART - 1) / PROOF_PART,
+               proof_part, &t);
+  clphmm_status rc = CLPHMM_SUCCESS;
+  for (size_t i = 0; i < c->first.n && !rc; i++) {
+    if (proven[i])
+      cph_first_count(&c->seen, c->first.p[i].read->length, 1);
+    else
+      rc = list_add_pair(&c->check, c->first.p[i]);
   }
+  free(proven);
   ctx->stats.double_first_checked = c->check.n;
-  clphmm_status rc = rescue_final(c, &c->check, CPH_SET_FLOAT);
+  if (!rc)
+    rc = rescue_final(c, &c->check, CPH_SET_FLOAT);
   /* (Checked pairs whose float results stand were not rescued.) */
   if (!rc)
     ctx->stats.rescued_pairs -= c->check.n - c->check_kept;
@@ -1171,8 +1218,8 @@ static size_t longest_read(const clphmm_batch *batches, size_t n) {
   size_t most = 0;
   for (size_t b = 0; b < n; b++)
     for (size_t r = 0; r < batches[b].n_reads; r++)
-      most = batches[b].reads[r].length > most ? batches[b].reads[r].length
-                                               : most;
+      most =
+          batches[b].reads[r].length > most ? batches[b].reads[r].length : most;
   return most;
 }
 
@@ -1277,6 +1324,8 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   if (rc)
     drain(ctx);
   if (!rc) {
+    if (ctx->first_auto)
+      cph_first_learn(&ctx->first_seen, &c.seen);
     const double t1 = cph_now();
     copy_task ct = {out, c.results, n_pairs};
     cph_pool_for(ctx->pool, (n_pairs + COPY_PART - 1) / COPY_PART, copy_part,

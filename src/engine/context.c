@@ -177,6 +177,25 @@ static clphmm_status env_speculate(int *mode) {
   return CLPHMM_SUCCESS;
 }
 
+/* $CLPHMM_DOUBLE_FIRST: auto (the default: by what the engine saw), 0
+ * (never) or a number of rows from which reads always go first. */
+static clphmm_status env_first(int *automatic, uint64_t *rows) {
+  const char *v = getenv("CLPHMM_DOUBLE_FIRST");
+  *automatic = !v || !*v || !strcmp(v, "auto");
+  *rows = 0;
+  if (*automatic)
+    return CLPHMM_SUCCESS;
+  char *end;
+  const unsigned long long n = strtoull(v, &end, 10);
+  if (*end || *v == '-' || *v == '+' || n > UINT32_MAX)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "CLPHMM_DOUBLE_FIRST='%s': expected auto, 0 or a number "
+                     "of rows",
+                     v);
+  *rows = n;
+  return CLPHMM_SUCCESS;
+}
+
 static void engine_destroy(cph_engine *ctx);
 
 /* The engine of device `dev`; its host stages run on a pool of `threads`
@@ -229,11 +248,8 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, UINT64_MAX, "cells",
                     &exact_direct);
   ctx->exact_direct = exact_direct;
-  uint64_t double_first = CPH_DOUBLE_FIRST_ROWS;
   if (!st)
-    st = env_number("CLPHMM_DOUBLE_FIRST", double_first, 0, UINT32_MAX, "rows",
-                    &double_first);
-  ctx->double_first = double_first;
+    st = env_first(&ctx->first_auto, &ctx->double_first);
   ctx->first_growth = cph_first_growth();
   /* Float mode's speculative pass on the side queue, beside the float
    * pass (compute.c speculate); 0: on the main queue, behind it. */

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "engine/buffers.h"
+#include "engine/first.h"
 #include "engine/pack.h"
 #include "engine/pool.h"
 #include "engine/schedule.h"
@@ -47,8 +48,6 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 #define CPH_EXIT_CELLS ((uint64_t)1 << 24)
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
-/* cph_engine.double_first's default */
-#define CPH_DOUBLE_FIRST_ROWS 2048
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
 /* cph_engine.inline_cols' default: launches whose pairs' haplotypes are
  * at least this long on average (weighted by read length: cells per read
@@ -189,11 +188,15 @@ typedef struct cph_engine {
   /* Stopped pairs of at least this many cells go straight to the exact
    * pass ($CLPHMM_EXACT_DIRECT, compute.c finish; 0: none, 1: all). */
   uint64_t exact_direct;
-  /* Float mode: reads of at least this many rows go to the double rescue
-   * before their float pass, which runs only where their double results
-   * do not prove GKL's rescue ($CLPHMM_DOUBLE_FIRST, compute.c
-   * plan_double_first; 0: never), with first_growth (model/bound.h). */
+  /* Float mode: reads that go to the double rescue before their float
+   * pass, which runs only where their double results do not prove GKL's
+   * rescue (compute.c plan_double_first, engine/first.h;
+   * $CLPHMM_DOUBLE_FIRST): with first_auto, the lengths that first_seen
+   * has seen rescued (the default); else reads of at least double_first
+   * rows (0: none). first_growth: model/bound.h. */
+  int first_auto;
   uint64_t double_first;
+  cph_first_counts first_seen;
   double first_growth;
   int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
   /* A large call's rescue chunks in its main pass gather at least this

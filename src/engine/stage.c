@@ -206,7 +206,6 @@ static int skipped(size_t length, size_t skip_rows) {
   return skip_rows && length >= skip_rows;
 }
 
-
 static void stage_piece(void *arg, size_t p) {
   const piece_task *t = arg;
   cph_stage *s = t->s;
@@ -253,8 +252,7 @@ static void stage_piece(void *arg, size_t p) {
 
 /* Per piece: where its rows, reads, haplotype words and jobs start. */
 static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
-                          const cph_piece *pieces, size_t n,
-                          size_t skip_rows) {
+                          const cph_piece *pieces, size_t n, size_t skip_rows) {
   size_t rows = 0, reads = 0, words = 0, jobs = 0;
   for (size_t p = 0; p < n; p++) {
     size_t *o = &s->offs[4 * p];
@@ -355,6 +353,7 @@ static void stage_pair_part(void *arg, size_t p) {
   cph_stage *s = t->s;
   const size_t *o = &s->offs[4 * p];
   size_t row = o[0], read = o[1];
+  int ok = 1;
   for (size_t i = t->part_start[p]; i < t->part_start[p + 1]; i++) {
     const clphmm_read *rd = t->pairs[i].read;
     const int first = i == t->part_start[p] || rd != t->pairs[i - 1].read;
@@ -363,7 +362,7 @@ static void stage_pair_part(void *arg, size_t p) {
       read++;
     }
     if (first)
-      stage_read(s, rd, row, read);
+      ok &= stage_read(s, rd, row, read);
     const size_t k = hap_slot(t->m, t->pairs[i].hap);
     s->jobs[i] = (cph_job){(uint32_t)row,   (uint32_t)rd->length,
                            t->m->word[k],   (uint32_t)t->pairs[i].hap->length,
@@ -372,7 +371,8 @@ static void stage_pair_part(void *arg, size_t p) {
                            t->pairs[i].hap};
   }
   for (size_t h = p; h < t->n_haps; h += t->n_parts)
-    stage_hap(s, t->haps[h], t->hap_word[h]);
+    ok &= stage_hap(s, t->haps[h], t->hap_word[h]);
+  s->bad[p] = !ok;
 }
 
 clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
@@ -435,6 +435,10 @@ clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
     pair_task t = {s, pairs, &m, part_start, haps, hap_word, n_haps, n_parts};
     cph_pool_for(cph_pool_for_work(pool, s->n_rows), n_parts, stage_pair_part,
                  &t);
+    for (size_t p = 0; p < n_parts && !st; p++)
+      if (s->bad[p])
+        st = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                       "invalid input in pairs staged again");
   }
   free(m.key);
   free(m.word);

@@ -104,8 +104,11 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
  * for 4,096 reads of 150 bases on one thread). */
 void cph_stage_weights(cph_stage *s, cph_pool *pool);
 
-/* Stage rescue pairs of validated batches (consecutive pairs of one read
- * share its rows; pairs share their haplotypes). */
+/* Stage pairs of batches whose shapes are valid (consecutive pairs of one
+ * read share its rows; pairs share their haplotypes): rescue pairs, or
+ * float mode's double-first pairs, whose bases and qualities no pass has
+ * checked before; invalid ones fail it (CLPHMM_ERROR_INVALID_ARGUMENT: the
+ * caller names the batch). */
 clphmm_status cph_stage_pairs(const cph_bufctx *c, cph_pool *pool, cph_stage *s,
                               const cph_pair *pairs, size_t n);
 

@@ -192,8 +192,8 @@ double cph_first_outgoing(const clphmm_read *read) {
   for (size_t k = 0; k < read->length; k++) {
     const unsigned i = read->ins_quals[k] & 127, d = read->del_quals[k] & 127;
     const unsigned c = read->gcp_quals[k] & 127, hi = i > d ? i : d;
-    const double m = td->mm[hi * (hi + 1) / 2 + (i + d - hi)] + td->ph2pr[i] +
-                     td->ph2pr[d];
+    const double m =
+        td->mm[hi * (hi + 1) / 2 + (i + d - hi)] + td->ph2pr[i] + td->ph2pr[d];
     const double x = (1.0 - td->ph2pr[c]) + td->ph2pr[c];
     s = m > s ? m : s;
     s = x > s ? x : s;
