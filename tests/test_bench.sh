@@ -294,7 +294,7 @@ check "json_check rejects a run without the required keys" eval '! json "$TMP/pa
 # Stages of the median run: -v prints them, the JSON holds them.
 run1 --synthetic mix=hc,pairs=300 --device 0 "${FAST[@]}" -n 3 -v --json "$TMP/st.json"
 json "$TMP/st.json"
-STAGE_RE='stages \(median run, ms\): prepare [0-9.]+ upload [0-9.]+ kernel [0-9.]+ \(rows [0-9.]+\) download [0-9.]+ rescue [0-9.]+ finish [0-9.]+ wall [0-9.]+ chunks [0-9]+ early-exits [0-9]+ cpu-pairs [0-9]+ exact-pairs [0-9]+ underflow-stops [0-9]+ split-pairs [0-9]+ exact-direct [0-9]+$'
+STAGE_RE='stages \(median run, ms\): prepare [0-9.]+ upload [0-9.]+ kernel [0-9.]+ \(rows [0-9.]+\) download [0-9.]+ rescue [0-9.]+ finish [0-9.]+ wall [0-9.]+ chunks [0-9]+ early-exits [0-9]+ cpu-pairs [0-9]+ exact-pairs [0-9]+ underflow-stops [0-9]+ split-pairs [0-9]+ exact-direct [0-9]+ double-first [0-9]+ \(checked [0-9]+\)$'
 check "-v: the stages of the median run" \
   eval '[ $RC -eq 0 ] && grep -Eq "$STAGE_RE" "$TMP/out"'
 check "--json: stages within the measured wall time" \
@@ -303,6 +303,8 @@ check "--json: split pairs counted (none on a CPU device)" \
   eval '[ "$(jget runs.0.split_pairs)" = 0 ]'
 check "--json: pairs sent straight to the exact pass counted (none: no early exits)" \
   eval '[ "$(jget runs.0.exact_direct)" = 0 ]'
+check "--json: double-first pairs counted (none: no reads of 1 kb)" \
+  eval '[ "$(jget runs.0.double_first)" = 0 ] && [ "$(jget runs.0.double_first_checked)" = 0 ]'
 
 # Per-call mode on the device: the results of many small calls are those
 # of one call of the whole workload.

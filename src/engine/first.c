@@ -10,7 +10,7 @@ int cph_first_class(size_t rows) {
   return c;
 }
 
-void cph_first_count(cph_first_counts *c, size_t rows, int rescued) {
+void cph_first_count_long(cph_first_counts *c, size_t rows, int rescued) {
   const int k = cph_first_class(rows);
   if (k < 0)
     return;

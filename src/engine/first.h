@@ -33,8 +33,14 @@ typedef struct cph_first_counts {
 /* The class of a read of `rows` rows, or -1 below CPH_FIRST_MIN_ROWS. */
 int cph_first_class(size_t rows);
 
-/* Count a pair of a read of `rows` rows, rescued or not. */
-void cph_first_count(cph_first_counts *c, size_t rows, int rescued);
+/* Count a pair of a read of `rows` rows, rescued or not (inline: the
+ * float pass's finish calls it for every pair, almost all short). */
+void cph_first_count_long(cph_first_counts *c, size_t rows, int rescued);
+static inline void cph_first_count(cph_first_counts *c, size_t rows,
+                                   int rescued) {
+  if (rows >= CPH_FIRST_MIN_ROWS)
+    cph_first_count_long(c, rows, rescued);
+}
 
 /* Add `call`'s counts to the engine's `memory`. */
 void cph_first_learn(cph_first_counts *memory, const cph_first_counts *call);
