@@ -257,17 +257,7 @@ static void finish_part(void *arg, size_t part) {
       continue; /* a speculative pass: the float result stands */
     const double sum = job_sum(t->s, jb);
     nu += job_underflowed(t->s, jb);
-    if (t->pass == PASS_CHECK) {
-      /* A double-first pair: its double result stands where GKL would
-       * rescue it (listed), else its float result replaces it. */
-      const float f = (float)sum;
-      ne += job_stopped(t->s, jb);
-      cph_first_count(&t->seen[part], jb->R, cph_needs_rescue(f));
-      if (cph_needs_rescue(f))
-        t->which[lo + nw++] = i;
-      else
-        t->c->results[jb->out] = cph_log10_float(f);
-    } else if (t->pass != PASS_MAIN) {
+    if (t->pass == PASS_RESCUE || t->pass == PASS_EXACT) {
       if (rescue_sum_ok(t->s, jb, sum))
         t->c->results[jb->out] = cph_log10_double(sum);
       else
@@ -275,6 +265,9 @@ static void finish_part(void *arg, size_t part) {
     } else if (dbl_mode) {
       t->c->results[jb->out] = cph_log10_double(sum);
     } else {
+      /* Float: the main pass, or the check of double-first pairs, whose
+       * double results stand where GKL would rescue them (listed; never
+       * direct) and are replaced by their float results elsewhere. */
       const float f = (float)sum;
       const int stopped = job_stopped(t->s, jb);
       ne += stopped;
@@ -1115,11 +1108,7 @@ static clphmm_status plan_double_first(call *c, size_t longest) {
   clphmm_status st = CLPHMM_SUCCESS;
   for (size_t b = 0; b < c->n_batches && !st; b++) {
     const clphmm_batch *bt = &c->batches[b];
-    size_t r = 0;
-    while (r < bt->n_reads && bt->reads[r].length < rows)
-      r++;
-    if (r < bt->n_reads)
-      st = first_pairs(c, b, rows, out);
+    st = first_pairs(c, b, rows, out);
     out += bt->n_reads * bt->n_haplotypes;
   }
   c->skip_rows = rows;

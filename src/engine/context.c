@@ -183,17 +183,9 @@ static clphmm_status env_first(int *automatic, uint64_t *rows) {
   const char *v = getenv("CLPHMM_DOUBLE_FIRST");
   *automatic = !v || !*v || !strcmp(v, "auto");
   *rows = 0;
-  if (*automatic)
-    return CLPHMM_SUCCESS;
-  char *end;
-  const unsigned long long n = strtoull(v, &end, 10);
-  if (*end || *v == '-' || *v == '+' || n > UINT32_MAX)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "CLPHMM_DOUBLE_FIRST='%s': expected auto, 0 or a number "
-                     "of rows",
-                     v);
-  *rows = n;
-  return CLPHMM_SUCCESS;
+  return *automatic ? CLPHMM_SUCCESS
+                    : env_number("CLPHMM_DOUBLE_FIRST", 0, 0, UINT32_MAX,
+                                 "rows (or auto)", rows);
 }
 
 static void engine_destroy(cph_engine *ctx);
