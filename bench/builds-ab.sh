@@ -6,7 +6,8 @@
 # prints every round, then the median over rounds per build and workload.
 # EXTRA adds workloads of bench/lib.sh's bench_workload_args (median
 # kernel and wall ms of 3 runs, profiled; per-call workloads such as
-# regions: microseconds per call; e.g. long-double, peak512). Each
+# regions: microseconds per call, unprofiled as the region's unless
+# CLPHMM_PROFILE says otherwise; e.g. long-double, peak512). Each
 # SOURCE_DIR (a source tree: this repository, or an export of a commit)
 # is built (Release, no tests) in SOURCE_DIR/build-ab first.
 #
@@ -61,7 +62,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
       # shellcheck disable=SC2086 # the workload's words are arguments
       # (Per-call workloads print wall then kernel microseconds per call;
       # the others kernel then wall seconds.)
-      kw=$("$bench" --device "$DEVICE" --no-startup $a -n 3 |
+      kw=$(if [[ " $a " == *" --calls "* ]]; then export CLPHMM_PROFILE=$PROF; fi
+        "$bench" --device "$DEVICE" --no-startup $a -n 3 |
         grep -E '^[0-9]+ .* (float|double) ' | head -1 | field |
         if [[ " $a " == *" --calls "* ]]; then awk '{ print $2, $1 }'; else
           awk '{ printf "%.2f %.2f", 1000 * $1, 1000 * $2 }'; fi)

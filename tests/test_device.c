@@ -417,6 +417,58 @@ static void test_packed(clphmm_context *ctx) {
   gen_free(&g);
 }
 
+/* The span of a pack's parts (what one copy of all of them moves). */
+static size_t pack_span(const cph_pack *p) {
+  return p->n ? p->off[p->n - 1] + p->cap[p->n - 1] : 0;
+}
+
+/* Packs carved for a large chunk are carved again, to size, for small
+ * ones (engine/pack.h: the one copy moves the whole span up to the last
+ * part, so a small region would otherwise copy the large one's shares),
+ * and the small call's results are those of the same call unpacked.
+ * (Its own random stream.) */
+static void test_pack_shrink(clphmm_context *ctx) {
+  test_rng own, *rng = &own;
+  test_rng_init(rng, 20261127u + (unsigned)ctx->precision);
+  cph_engine *e = ctx->eng[0];
+  gen g = {0};
+  size_t big[48], small[2] = {50, 70};
+  for (size_t r = 0; r < 48; r++)
+    big[r] = 600;
+  add_batch(&g, rng, big, 48, 1, 620, 650, 1, 0);
+  add_batch(&g, rng, small, 2, 2, 100, 120, 1, 0);
+  double out_big[48], out_small[4], plain[4];
+  /* (Packed whatever its rows cost: prepared on the host, 64 bytes each
+   * in double.) */
+  const size_t keep = e->pack_bytes;
+  e->pack_bytes = CPH_PACK_MAX_BYTES;
+  CHECK_STATUS(clphmm_compute(ctx, &g.batches[0], 1, out_big), CLPHMM_SUCCESS,
+               ctx);
+  e->pack_bytes = keep ? keep : CPH_PACK_DEFAULT_BYTES;
+  CHECK(e->slots[0].packed, "the large region was not packed");
+  const size_t large = pack_span(&e->d.in);
+  /* (Carved again after several loose chunks in a row: pack.c.) */
+  for (int i = 0; i < 12; i++) {
+    double again[4];
+    CHECK_STATUS(clphmm_compute(ctx, &g.batches[1], 1, i ? again : out_small),
+                 CLPHMM_SUCCESS, ctx);
+    CHECK(e->slots[0].packed, "the small region was not packed");
+    CHECK(!i || memcmp(again, out_small, sizeof again) == 0,
+          "the small region's call %d differs from its first", i);
+  }
+  const size_t span = pack_span(&e->d.in);
+  CHECK(span * 4 < large, "packs not carved again: %zu bytes after %zu", span,
+        large);
+  e->pack_bytes = 0;
+  CHECK_STATUS(clphmm_compute(ctx, &g.batches[1], 1, plain), CLPHMM_SUCCESS,
+               ctx);
+  e->pack_bytes = keep;
+  CHECK(memcmp(out_small, plain, sizeof plain) == 0,
+        "the small region after the large one: packed and unpacked differ");
+  compare(ctx, &g, "a small region after a large one (packed)");
+  gen_free(&g);
+}
+
 /* A read whose insertion quality jumps from 3 to 127 (with a gap
  * continuation of 0) at rows 2-3: valid input with an ordinary likelihood,
  * but the scaled fast form's x values overflow there. Every such pair must
@@ -2150,6 +2202,7 @@ int main(void) {
     test_mixed(ctx, &rng);
     test_rescue(ctx, &rng);
     test_packed(ctx);
+    test_pack_shrink(ctx);
     test_overflow_guard(ctx, &rng);
     test_chunking_determinism(ctx, &rng);
     test_concurrent_tiles(ctx, &rng);

@@ -22,7 +22,7 @@ static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin) {
     s->events = e;
     s->cap_events = cap;
   }
-  s->events[s->n_events++] = (cph_event){ev, kind, bin};
+  s->events[s->n_events++] = (cph_event){ev, kind, bin, 0};
   return CLPHMM_SUCCESS;
 }
 
@@ -54,6 +54,8 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
   clphmm_status rc =
       want ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
+  if (want && !rc)
+    s->events[s->n_events - 1].bytes = bytes;
   if (!rc && s->copied)
     s->in_ev = ev;
   if (!rc && s->lends)
@@ -80,7 +82,10 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
                                         dst, n_w, n_w ? &w : NULL, &ev);
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueReadBuffer", err, what);
-  return add_event(s, ev, CPH_EV_DOWNLOAD, -1);
+  clphmm_status rc = add_event(s, ev, CPH_EV_DOWNLOAD, -1);
+  if (!rc)
+    s->events[s->n_events - 1].bytes = bytes;
+  return rc;
 }
 
 static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
@@ -811,8 +816,8 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   for (size_t i = 0; i < s->n_events && !rc; i++) {
     account(ctx, &s->events[i]);
     cph_trace_event(&ctx->trace, (int)(s - ctx->slots),
-                    kinds[s->events[i].kind], s->events[i].bin,
-                    s->events[i].ev);
+                    kinds[s->events[i].kind], s->events[i].bin, s->events[i].ev,
+                    s->events[i].bytes);
   }
   if (!rc && s->packed)
     unpack_outputs(s);

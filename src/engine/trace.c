@@ -44,7 +44,7 @@ static cl_ulong stamp(cl_event ev, cl_profiling_info what) {
 }
 
 void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
-                     cl_event ev) {
+                     cl_event ev, size_t bytes) {
   if (!t->f)
     return;
   const cl_ulong q = stamp(ev, CL_PROFILING_COMMAND_QUEUED),
@@ -56,10 +56,13 @@ void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
   /* Offsets from the first command's queued time; the steps between. */
   fprintf(t->f,
           "  dev  %-10s slot %d bin %2d queued %9.1f us, +%7.1f submit, "
-          "+%7.1f start, +%8.1f run, ends %9.1f us\n",
+          "+%7.1f start, +%8.1f run, ends %9.1f us",
           kind, slot, bin, q >= t->dev0 ? (double)(q - t->dev0) * 1e-3 : -1.0,
           s >= q ? (double)(s - q) * 1e-3 : -1.0,
           b >= s ? (double)(b - s) * 1e-3 : -1.0,
           e >= b ? (double)(e - b) * 1e-3 : -1.0,
           e >= t->dev0 ? (double)(e - t->dev0) * 1e-3 : -1.0);
+  if (bytes)
+    fprintf(t->f, ", %zu bytes", bytes);
+  fputc('\n', t->f);
 }

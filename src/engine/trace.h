@@ -28,8 +28,9 @@ void cph_trace_call(cph_trace *t, double t0, size_t pairs,
                     unsigned long long cells);
 /* A host phase that started at host time `since` and ends now. */
 void cph_trace_host(cph_trace *t, const char *what, int slot, double since);
-/* A device command of a slot: its kind's name, bin (-1: none) and event. */
+/* A device command of a slot: its kind's name, bin (-1: none), event and,
+ * for a copy, its bytes (else 0). */
 void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
-                     cl_event ev);
+                     cl_event ev, size_t bytes);
 
 #endif
