@@ -32,6 +32,7 @@ typedef struct cph_devset {
   uint32_t split_ticket;   /* the next ticket in `sync` (launch.c) */
   cph_devbuf tables[3][2]; /* [flavor][scaled]: cl/prep.cl's tables */
   cph_pack in, out; /* small chunks' inputs and outputs (engine/pack.h) */
+  int unflushed;    /* commands enqueued on `queue` since its last clFlush */
 } cph_devset;
 
 /* A chunk in flight: its staging, schedule, downloaded sums and the events
