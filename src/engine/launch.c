@@ -25,7 +25,7 @@ static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin) {
     s->events = e;
     s->cap_events = cap;
   }
-  s->events[s->n_events++] = (cph_event){ev, kind, bin, 0};
+  s->events[s->n_events++] = (cph_event){ev, kind, bin, 0, 0};
   return CLPHMM_SUCCESS;
 }
 
@@ -593,9 +593,12 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   if (!rc)
     rc = set_args(k, &kn->args, inl ? 15 : 14, sizes, values);
   trace_part(ctx, s, "sub-args", &t); /* (part of sub-launch) */
+  const size_t n_events = s->n_events;
   if (!rc)
     rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
                     CPH_EV_KERNEL, L->bin);
+  if (!rc && s->n_events > n_events)
+    s->events[n_events].cells = L->cells;
   /* Every work-group of the launch draws one ticket. */
   if (!rc && L->split > 1) {
     s->d->split_ticket += (uint32_t)wgs;
@@ -833,7 +836,7 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
     account(ctx, &s->events[i]);
     cph_trace_event(&ctx->trace, (int)(s - ctx->slots),
                     kinds[s->events[i].kind], s->events[i].bin, s->events[i].ev,
-                    s->events[i].bytes);
+                    s->events[i].bytes, s->events[i].cells);
   }
   if (!rc && s->packed)
     unpack_outputs(s);

@@ -44,7 +44,7 @@ static cl_ulong stamp(cl_event ev, cl_profiling_info what) {
 }
 
 void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
-                     cl_event ev, size_t bytes) {
+                     cl_event ev, size_t bytes, uint64_t cells) {
   if (!t->f)
     return;
   const cl_ulong q = stamp(ev, CL_PROFILING_COMMAND_QUEUED),
@@ -64,5 +64,9 @@ void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
           e >= t->dev0 ? (double)(e - t->dev0) * 1e-3 : -1.0);
   if (bytes)
     fprintf(t->f, ", %zu bytes", bytes);
+  /* (With the run time: the launch's cells per second.) */
+  if (cells)
+    fprintf(t->f, ", %llu cells, %.1f GCUPS", (unsigned long long)cells,
+            e > b ? (double)cells / (double)(e - b) : 0.0);
   fputc('\n', t->f);
 }

@@ -6,6 +6,7 @@
 #ifndef CLPHMM_TRACE_H
 #define CLPHMM_TRACE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "opencl/clapi.h"
@@ -29,8 +30,8 @@ void cph_trace_call(cph_trace *t, double t0, size_t pairs,
 /* A host phase that started at host time `since` and ends now. */
 void cph_trace_host(cph_trace *t, const char *what, int slot, double since);
 /* A device command of a slot: its kind's name, bin (-1: none), event and,
- * for a copy, its bytes (else 0). */
+ * for a copy, its bytes, for a launch, its cells (else 0). */
 void cph_trace_event(cph_trace *t, int slot, const char *kind, int bin,
-                     cl_event ev, size_t bytes);
+                     cl_event ev, size_t bytes, uint64_t cells);
 
 #endif
