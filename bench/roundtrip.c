@@ -21,7 +21,9 @@
  * untimed clFinish): enq-write and enq-read (the copies above), enq-2buf
  * (the kernel above), enq-8buf (a kernel of eight buffer arguments) and
  * enq-8sub (the same on eight sub-buffers of one buffer, as clphmm's
- * packed small chunks have).
+ * packed small chunks have), enq-15arg (those and seven scalars, as
+ * clphmm's kernels take) and enq-local (the same with 32 KB of local
+ * memory).
  *
  *   roundtrip [N] [IN] [OUT] [SPIN_NS]  (defaults 2000 40000 8192 0)
  * Environment: ROUNDTRIP_DEVICE (index among all devices, default: the
@@ -59,6 +61,30 @@ static const char *src =
     "                    __global uint *g, __global uint *h) {\n"
     "  if (get_global_id(0) == 0) a[0] = b[0] + c[0] + d[0] + e[0] + f[0] +\n"
     "                                     g[0] + h[0];\n"
+    "}\n"
+    "__kernel void fifteen(__global uint *a, __global uint *b, __global uint "
+    "*c,\n"
+    "                      __global uint *d, __global uint *e, __global uint "
+    "*f,\n"
+    "                      __global uint *g, __global uint *h, uint i, int j,\n"
+    "                      uint k, uint l, uint m, uint4 n, uint o) {\n"
+    "  if (get_global_id(0) == 0) a[0] = b[0] + c[0] + d[0] + e[0] + f[0] +\n"
+    "                                     g[0] + h[0] + i + j + k + l + m +\n"
+    "                                     n.x + o;\n"
+    "}\n"
+    "__kernel void big(__global uint *a, __global uint *b, __global uint *c,\n"
+    "                  __global uint *d, __global uint *e, __global uint *f,\n"
+    "                  __global uint *g, __global uint *h, uint i, int j,\n"
+    "                  uint k, uint l, uint m, uint4 n, uint o) {\n"
+    "  __local uint t[8192];\n"
+    "  const size_t w = get_local_id(0);\n"
+    "  for (size_t q = w; q < 8192; q += get_local_size(0)) t[q] = b[q & 7] + "
+    "q;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  if (get_global_id(0) == 0) a[0] = t[i & 8191] + c[0] + d[0] + e[0] +\n"
+    "                                     f[0] + g[0] + h[0] + j + k + l + m "
+    "+\n"
+    "                                     n.x + o;\n"
     "}\n";
 
 static double now_us(void) {
@@ -244,10 +270,27 @@ int main(int argc, char **argv) {
     sub[a] = clCreateSubBuffer(whole, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
     CHECK(e);
   }
+  cl_kernel fifteen = clCreateKernel(prog, "fifteen", &e);
+  CHECK(e);
+  for (cl_uint a = 0; a < 8; a++)
+    CHECK(clSetKernelArg(fifteen, a, sizeof(cl_mem), &sub[a]));
+  const cl_uint one_u = 1;
+  const cl_uint4 four = {{1, 2, 3, 4}};
+  for (cl_uint a = 8; a < 15; a++)
+    CHECK(clSetKernelArg(fifteen, a, a == 13 ? sizeof four : sizeof one_u,
+                         a == 13 ? (const void *)&four : (const void *)&one_u));
+  cl_kernel big = clCreateKernel(prog, "big", &e);
+  CHECK(e);
+  for (cl_uint a = 0; a < 8; a++)
+    CHECK(clSetKernelArg(big, a, sizeof(cl_mem), &sub[a]));
+  for (cl_uint a = 8; a < 15; a++)
+    CHECK(clSetKernelArg(big, a, a == 13 ? sizeof four : sizeof one_u,
+                         a == 13 ? (const void *)&four : (const void *)&one_u));
   static const char *const enq[] = {"enq-write", "enq-read", "enq-2buf",
-                                    "enq-8buf", "enq-8sub"};
-  for (int c = 0; c < 5; c++) {
-    if (c >= 3)
+                                    "enq-8buf",  "enq-8sub", "enq-15arg",
+                                    "enq-local"};
+  for (int c = 0; c < 7; c++) {
+    if (c == 3 || c == 4)
       for (cl_uint a = 0; a < 8; a++)
         CHECK(clSetKernelArg(eight, a, sizeof(cl_mem),
                              c == 3 ? &own[a] : &sub[a]));
@@ -261,8 +304,13 @@ int main(int argc, char **argv) {
           CHECK(clEnqueueReadBuffer(q, dout, CL_FALSE, 0, out_b, (void *)pout,
                                     0, NULL, NULL));
         else
-          CHECK(clEnqueueNDRangeKernel(q, c == 2 ? work : eight, 1, NULL,
-                                       &global, &local, 0, NULL, NULL));
+          CHECK(clEnqueueNDRangeKernel(q,
+                                       c == 2   ? work
+                                       : c == 5 ? fifteen
+                                       : c == 6 ? big
+                                                : eight,
+                                       1, NULL, &global, &local, 0, NULL,
+                                       NULL));
         t[i] = now_us() - t0;
         CHECK(clFinish(q));
       }
