@@ -465,6 +465,17 @@ static void test_pack_shrink(clphmm_context *ctx) {
   e->pack_bytes = keep;
   CHECK(memcmp(out_small, plain, sizeof plain) == 0,
         "the small region after the large one: packed and unpacked differ");
+  /* Grown again: the large region's results as before. */
+  double again[48];
+  e->pack_bytes = CPH_PACK_MAX_BYTES;
+  CHECK_STATUS(clphmm_compute(ctx, &g.batches[0], 1, again), CLPHMM_SUCCESS,
+               ctx);
+  e->pack_bytes = keep;
+  CHECK(e->slots[0].packed && pack_span(&e->d.in) > span,
+        "the large region again: packed %d, %zu bytes after %zu",
+        e->slots[0].packed, pack_span(&e->d.in), span);
+  CHECK(memcmp(again, out_big, sizeof again) == 0,
+        "the large region after the small ones differs from its first");
   compare(ctx, &g, "a small region after a large one (packed)");
   gen_free(&g);
 }

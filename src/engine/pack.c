@@ -109,6 +109,8 @@ clphmm_status cph_pack_ensure(const cph_bufctx *c, cph_pack *p, size_t n,
 }
 
 size_t cph_pack_extent(const cph_pack *p, size_t n, const size_t *bytes) {
+  while (n && !bytes[n - 1])
+    n--;
   return n ? p->off[n - 1] + bytes[n - 1] : 0;
 }
 

@@ -47,8 +47,8 @@ clphmm_status cph_pack_ensure(const cph_bufctx *c, cph_pack *p, size_t n,
 int cph_pack_fits(const cph_bufctx *c, const cph_pack *p, size_t n,
                   const size_t *bytes);
 
-/* Bytes from the start of the whole to the end of part n-1's bytes[n-1]:
- * what one copy moves. */
+/* Bytes from the start of the whole to the end of the last part of the
+ * first n with bytes (parts after it have none): what one copy moves. */
 size_t cph_pack_extent(const cph_pack *p, size_t n, const size_t *bytes);
 
 void cph_pack_release(cph_pack *p);
