@@ -38,9 +38,9 @@ static int fits(const cph_pack *p, size_t n, const size_t *bytes) {
  * a row whose one copy moved more than LOOSE_FACTOR times their bytes and
  * LOOSE_SLACK more (about 1.5 us of an H200's copy): rarely enough that
  * chunks of varying sizes (regions of 70 to 600 pairs) do not carve again
- * each time, and never for a call whose large main chunk and small rescue
- * chunk take turns (carving again costs each its own: 10s.in per call took
- * 322 us instead of 249 on an H200). */
+ * each time, and never for calls whose packed main chunk and smaller
+ * packed rescue chunk take turns (carving again costs each its own: 10s.in
+ * per call took 322 us instead of 249 on an H200). */
 #define LOOSE_FACTOR 4
 #define LOOSE_SLACK ((size_t)64 << 10)
 #define LOOSE_RUNS 8
