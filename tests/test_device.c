@@ -440,11 +440,11 @@ static void test_pack_shrink(clphmm_context *ctx) {
   double out_big[48], out_small[4], plain[4];
   /* (Packed whatever its rows cost: prepared on the host, 64 bytes each
    * in double.) */
-  const size_t keep = e->pack_bytes;
+  const size_t keep = e->pack_bytes, on = keep ? keep : CPH_PACK_DEFAULT_BYTES;
   e->pack_bytes = CPH_PACK_MAX_BYTES;
   CHECK_STATUS(clphmm_compute(ctx, &g.batches[0], 1, out_big), CLPHMM_SUCCESS,
                ctx);
-  e->pack_bytes = keep ? keep : CPH_PACK_DEFAULT_BYTES;
+  e->pack_bytes = on;
   CHECK(e->slots[0].packed, "the large region was not packed");
   const size_t large = pack_span(&e->d.in);
   /* (Carved again after several loose chunks in a row: pack.c.) */
@@ -462,19 +462,18 @@ static void test_pack_shrink(clphmm_context *ctx) {
   e->pack_bytes = 0;
   CHECK_STATUS(clphmm_compute(ctx, &g.batches[1], 1, plain), CLPHMM_SUCCESS,
                ctx);
-  e->pack_bytes = keep;
   CHECK(memcmp(out_small, plain, sizeof plain) == 0,
         "the small region after the large one: packed and unpacked differ");
   /* Grown again: the large region's results as before. */
-  double again[48];
+  double regrown[48];
   e->pack_bytes = CPH_PACK_MAX_BYTES;
-  CHECK_STATUS(clphmm_compute(ctx, &g.batches[0], 1, again), CLPHMM_SUCCESS,
+  CHECK_STATUS(clphmm_compute(ctx, &g.batches[0], 1, regrown), CLPHMM_SUCCESS,
                ctx);
   e->pack_bytes = keep;
   CHECK(e->slots[0].packed && pack_span(&e->d.in) > span,
         "the large region again: packed %d, %zu bytes after %zu",
         e->slots[0].packed, pack_span(&e->d.in), span);
-  CHECK(memcmp(again, out_big, sizeof again) == 0,
+  CHECK(memcmp(regrown, out_big, sizeof regrown) == 0,
         "the large region after the small ones differs from its first");
   compare(ctx, &g, "a small region after a large one (packed)");
   gen_free(&g);

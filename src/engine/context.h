@@ -39,10 +39,9 @@ typedef struct cph_devset {
  * of its commands (for profiling and for waiting). */
 typedef struct cph_event {
   cl_event ev;
-  int kind;       /* CPH_EV_* */
-  int bin;        /* a kernel's statistics bin, -1: none */
-  size_t bytes;   /* a copy's size (the trace shows it) */
-  uint64_t cells; /* a launch's cells (the trace shows them) */
+  int kind;        /* CPH_EV_* */
+  int bin;         /* a kernel's statistics bin, -1: none */
+  uint64_t amount; /* a copy's bytes, a launch's cells, else 0 (the trace) */
 } cph_event;
 enum { CPH_EV_UPLOAD, CPH_EV_PREP, CPH_EV_KERNEL, CPH_EV_DOWNLOAD };
 

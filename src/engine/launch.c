@@ -11,10 +11,20 @@
 #define PREP_WG 64
 #define PREP_MIN_LANES 8
 
+/* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
+ * small call's enqueueing time goes), timed from *t, which moves on. */
 static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
-                       double *t);
+                       double *t) {
+  if (!ctx->trace.f)
+    return;
+  cph_trace_host(&ctx->trace, what, (int)(s - ctx->slots), *t);
+  *t = cph_now();
+}
 
-static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin) {
+/* Keep a command's event: its kind, statistics bin (-1: none) and, for the
+ * trace, a copy's bytes or a launch's cells (else 0). */
+static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin,
+                               uint64_t amount) {
   if (s->n_events == s->cap_events) {
     size_t cap = s->cap_events ? 2 * s->cap_events : 32;
     cph_event *e = realloc(s->events, cap * sizeof *e);
@@ -25,7 +35,7 @@ static clphmm_status add_event(cph_slot *s, cl_event ev, int kind, int bin) {
     s->events = e;
     s->cap_events = cap;
   }
-  s->events[s->n_events++] = (cph_event){ev, kind, bin, 0, 0};
+  s->events[s->n_events++] = (cph_event){ev, kind, bin, amount};
   return CLPHMM_SUCCESS;
 }
 
@@ -57,9 +67,7 @@ static clphmm_status write_buf(cph_engine *ctx, cph_slot *s, cl_mem dst,
     return cph_buf_fail(&ctx->bufs, "clEnqueueWriteBuffer", err, what);
   s->d->unflushed |= !s->copied;
   clphmm_status rc =
-      want ? add_event(s, ev, CPH_EV_UPLOAD, -1) : CLPHMM_SUCCESS;
-  if (want && !rc)
-    s->events[s->n_events - 1].bytes = bytes;
+      want ? add_event(s, ev, CPH_EV_UPLOAD, -1, bytes) : CLPHMM_SUCCESS;
   if (!rc && s->copied)
     s->in_ev = ev;
   if (!rc && s->lends)
@@ -87,15 +95,14 @@ static clphmm_status read_buf(cph_engine *ctx, cph_slot *s, cl_mem src,
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueReadBuffer", err, what);
   s->d->unflushed = 1;
-  clphmm_status rc = add_event(s, ev, CPH_EV_DOWNLOAD, -1);
-  if (!rc)
-    s->events[s->n_events - 1].bytes = bytes;
-  return rc;
+  return add_event(s, ev, CPH_EV_DOWNLOAD, -1, bytes);
 }
 
+/* Enqueue k on the slot's queue (an event when profiling, of `kind`,
+ * `bin` and the launch's `cells`, 0 for the row preparation). */
 static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
-                                size_t global, size_t local, int kind,
-                                int bin) {
+                                size_t global, size_t local, int kind, int bin,
+                                uint64_t cells) {
   cl_event ev = NULL, w;
   const cl_uint n_w = take_waits(s, &w);
   cl_int err =
@@ -105,7 +112,7 @@ static clphmm_status run_kernel(cph_engine *ctx, cph_slot *s, cl_kernel k,
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the kernel");
   s->d->unflushed = 1;
-  return ctx->profile ? add_event(s, ev, kind, bin) : CLPHMM_SUCCESS;
+  return ctx->profile ? add_event(s, ev, kind, bin, cells) : CLPHMM_SUCCESS;
 }
 
 /* Set the arguments of k that differ from those in `cache` (values of at
@@ -501,7 +508,7 @@ static clphmm_status prepare_on_copy_queue(cph_engine *ctx, cph_slot *s,
   if (err != CL_SUCCESS)
     return cph_buf_fail(&ctx->bufs, "clEnqueueNDRangeKernel", err,
                         "launching the row preparation");
-  clphmm_status rc = add_event(s, ev, CPH_EV_PREP, -1);
+  clphmm_status rc = add_event(s, ev, CPH_EV_PREP, -1, 0);
   if (rc)
     return rc;
   if (all_inline(s))
@@ -552,7 +559,7 @@ static clphmm_status prepare_rows(cph_engine *ctx, cph_slot *s,
   if (s->own_rows)
     return prepare_on_copy_queue(ctx, s, pk->prep);
   return run_kernel(ctx, s, pk->prep, prep_global(ctx, st), PREP_WG,
-                    CPH_EV_PREP, -1);
+                    CPH_EV_PREP, -1, 0);
 }
 
 static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
@@ -593,12 +600,9 @@ static clphmm_status launch(cph_engine *ctx, cph_slot *s, const cph_launch *L,
   if (!rc)
     rc = set_args(k, &kn->args, inl ? 15 : 14, sizes, values);
   trace_part(ctx, s, "sub-args", &t); /* (part of sub-launch) */
-  const size_t n_events = s->n_events;
   if (!rc)
     rc = run_kernel(ctx, s, k, wgs * L->k->variant.wg, L->k->variant.wg,
-                    CPH_EV_KERNEL, L->bin);
-  if (!rc && s->n_events > n_events)
-    s->events[n_events].cells = L->cells;
+                    CPH_EV_KERNEL, L->bin, L->cells);
   /* Every work-group of the launch draws one ticket. */
   if (!rc && L->split > 1) {
     s->d->split_ticket += (uint32_t)wgs;
@@ -645,16 +649,6 @@ static int copies(cph_engine *ctx, const cph_slot *s) {
     return 0;
   return cph_engine_optional_queue(ctx, &ctx->copy_queue, &ctx->copy_uploads,
                                    "copy queue");
-}
-
-/* A part of a chunk's submission in the CLPHMM_TRACE timeline (where a
- * small call's enqueueing time goes), timed from *t, which moves on. */
-static void trace_part(cph_engine *ctx, const cph_slot *s, const char *what,
-                       double *t) {
-  if (!ctx->trace.f)
-    return;
-  cph_trace_host(&ctx->trace, what, (int)(s - ctx->slots), *t);
-  *t = cph_now();
 }
 
 clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *s) {
@@ -833,10 +827,11 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   }
   static const char *const kinds[] = {"upload", "prep", "kernel", "download"};
   for (size_t i = 0; i < s->n_events && !rc; i++) {
-    account(ctx, &s->events[i]);
-    cph_trace_event(&ctx->trace, (int)(s - ctx->slots),
-                    kinds[s->events[i].kind], s->events[i].bin, s->events[i].ev,
-                    s->events[i].bytes, s->events[i].cells);
+    const cph_event *e = &s->events[i];
+    const int launch = e->kind == CPH_EV_KERNEL;
+    account(ctx, e);
+    cph_trace_event(&ctx->trace, (int)(s - ctx->slots), kinds[e->kind], e->bin,
+                    e->ev, launch ? 0 : e->amount, launch ? e->amount : 0);
   }
   if (!rc && s->packed)
     unpack_outputs(s);
