@@ -128,6 +128,30 @@
 #else
 #define PREFETCH 1
 #endif
+/* Zero blocks. A cell whose inputs (the cells above, left and diagonal)
+ * are all exactly 0 is 0: products of 0 with the finite coefficients and
+ * sums of such products. Far from a long read's alignment every path
+ * underflows, and below a tile's first rows much of a long pair's matrix
+ * is such zeros (a 10 kb read on a 15 kb haplotype: 82% of the 4-step
+ * blocks of 256-row tiles, by GKL's double recurrence), most of all in
+ * the pairs of float mode's exact pass, whose likelihoods are far below
+ * GKL's threshold. So the exact double programs' loop of tiles below a
+ * boundary row (MULTI 1) tests, before each block of four steps, whether
+ * every lane's cells and the block's inputs (the diagonal carried from the
+ * last step, lane 0's prefetched boundary columns) are all 0; if every
+ * lane of the lane group says so (CPH_ALL), the block's cells stay 0
+ * without their arithmetic: the results are the same bits. The test reads
+ * the values as bits: -0 counts as not zero (no cell is negative anyway).
+ * On the H200 the long suite in float mode took 82.2 ms instead of 98.4;
+ * the fast forms' launches, whose pairs have fewer zeros and cheaper cells,
+ * lost 8-12% with it (double mode's long suite, peak L = 2048, the
+ * 7e9-cell file) and do not test (bench/results/...-env-zskip-*.txt).
+ * CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 or 1 overrides, to measure. */
+#ifndef CPH_ZSKIP
+#define CPH_ZSKIP (!CPH_FMA)
+#endif
+#define ZSKIP (CPH_ZSKIP && CPH_HAS_ALL && PREFETCH > 1)
+
 /* Steps between concurrent tiles: a multiple of 4, at least G + PREFETCH +
  * 3, so that a column is written at least one block of four steps (and a
  * barrier) before the tile below loads it. */
@@ -369,12 +393,14 @@ typedef float4 realv;
     }                                                                          \
     real pn[C];                                                                \
     LOAD_PRIORS(pn, nsym);                                                     \
-    CELLS();                                                                   \
-    if (per_column) {                                                          \
-      sum = sum + (M[C - 1] + X[C - 1]);                                       \
-    } else {                                                                   \
-      sum_m += M[C - 1];                                                       \
-      sum_x += X[C - 1];                                                       \
+    if (!zb) {                                                                 \
+      CELLS();                                                                 \
+      if (per_column) {                                                        \
+        sum = sum + (M[C - 1] + X[C - 1]);                                     \
+      } else {                                                                 \
+        sum_m += M[C - 1];                                                     \
+        sum_x += X[C - 1];                                                     \
+      }                                                                        \
     }                                                                          \
     if (((MULTI) == 1 || (MULTI) == 3) && lane == G - 1 && j >= 1 &&           \
         (!(NEG) || j <= (int)nsteps))                                          \
@@ -428,10 +454,29 @@ typedef float4 realv;
     LOAD_PRIORS(pv, sym);                                                      \
   }
 
+/* zb: whether the block of four steps from here computes only zeros (see
+ * ZSKIP), in the loop of tiles below a boundary row (MULTI 1). */
+#if ZSKIP
+#define ZERO_BLOCK(MULTI, zb)                                                  \
+  if ((MULTI) == 1) {                                                          \
+    ulong z_ = as_ulong(dM) | as_ulong(dX) | as_ulong(dT);                     \
+    _Pragma("unroll") for (uint c = 0; c < C; c++) z_ |=                       \
+        as_ulong(M[c]) | as_ulong(X[c]) | as_ulong(T[c]);                      \
+    if (lane == 0)                                                             \
+      _Pragma("unroll") for (uint q = 0; q < PREFETCH; q++) z_ |=              \
+          as_ulong(bq[q].s0) | as_ulong(bq[q].s1) | as_ulong(bq[q].s2);        \
+    CPH_ALL(z_ == 0, zb);                                                      \
+  }
+#else
+#define ZERO_BLOCK(MULTI, zb) (void)0
+#endif
+
 /* Steps s .. s + 3 (s a multiple of 4; NEG: it may be negative). */
 #define BLOCK4(MULTI, NEG)                                                     \
   {                                                                            \
     const uint w_next = HWORD(s / 4 + 1, NEG);                                 \
+    int zb = 0;                                                                \
+    ZERO_BLOCK(MULTI, zb);                                                     \
     STEP(0, MULTI, NEG);                                                       \
     STEP(1, MULTI, NEG);                                                       \
     STEP(2, MULTI, NEG);                                                       \

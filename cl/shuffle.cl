@@ -16,12 +16,30 @@
 #define CPH_SHUFFLE 0
 #endif
 
+/* A second primitive: CPH_ALL(p, out) sets out to whether p holds on every
+ * lane of the caller's lane group (or of a wider set holding it: its
+ * subgroup), under the shuffle's rules (uniform control flow); backends
+ * without one have CPH_HAS_ALL 0. */
+
 #if CPH_SHUFFLE == 0
 
 /* Exchange arrays live at kernel scope (OpenCL C 1.2 rule). */
 #define CPH_SHUFFLE_DECL                                                       \
   __local real cph_xch[3][CPH_WG];                                             \
-  __local uint cph_xsym[CPH_WG];
+  __local uint cph_xsym[CPH_WG];                                               \
+  __local uint cph_xall[CPH_WG];
+#define CPH_HAS_ALL 1
+#define CPH_ALL(p, out)                                                        \
+  do {                                                                         \
+    const uint cph_l = get_local_id(0), cph_g0 = cph_l / CPH_G * CPH_G;        \
+    cph_xall[cph_l] = (p) ? 1u : 0u;                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                              \
+    uint cph_a = 1u;                                                           \
+    for (uint cph_k = 0; cph_k < CPH_G; cph_k++)                               \
+      cph_a &= cph_xall[cph_g0 + cph_k];                                       \
+    barrier(CLK_LOCAL_MEM_FENCE);                                              \
+    (out) = (int)cph_a;                                                        \
+  } while (0)
 #define CPH_SHUFFLE_UP4(a, b, c, d, oa, ob, oc, od)                            \
   do {                                                                         \
     const uint cph_l = get_local_id(0);                                        \
@@ -50,13 +68,17 @@
   } while (0)
 
 /* Each backend defines cph_shfl_up_u32; reals go through it as bits. */
-#if CPH_SHUFFLE == 1
+#if CPH_SHUFFLE == 1 || CPH_SHUFFLE == 5
 #pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#define CPH_HAS_ALL 1
+#define CPH_ALL(p, out) ((out) = sub_group_all((p) ? 1 : 0))
+#endif
+
+#if CPH_SHUFFLE == 1
 #pragma OPENCL EXTENSION cl_khr_subgroup_shuffle_relative : enable
 inline uint cph_shfl_up_u32(uint v) { return sub_group_shuffle_up(v, 1u); }
 
 #elif CPH_SHUFFLE == 5
-#pragma OPENCL EXTENSION cl_khr_subgroups : enable
 #pragma OPENCL EXTENSION cl_khr_subgroup_shuffle : enable
 inline uint cph_shfl_up_u32(uint v) {
   const uint id = get_sub_group_local_id();
@@ -78,6 +100,16 @@ inline uint cph_shfl_up_u32(uint v) {
                : "r"(v));
   return r;
 }
+#define CPH_HAS_ALL 1
+inline int cph_all_warp(uint p) {
+  uint r;
+  asm volatile("{ .reg .pred a, b; setp.ne.u32 a, %1, 0; "
+               "vote.sync.all.pred b, a, 0xffffffff; selp.u32 %0, 1, 0, b; }"
+               : "=r"(r)
+               : "r"(p));
+  return (int)r;
+}
+#define CPH_ALL(p, out) ((out) = cph_all_warp((p) ? 1u : 0u))
 
 #elif CPH_SHUFFLE == 4
 /* ds_bpermute reads the value of the lane at byte address 4 * source; the
@@ -89,6 +121,10 @@ inline uint cph_shfl_up_u32(uint v) {
 
 #else
 #error "unknown CPH_SHUFFLE backend"
+#endif
+
+#ifndef CPH_HAS_ALL
+#define CPH_HAS_ALL 0
 #endif
 
 #if CPH_DOUBLE
