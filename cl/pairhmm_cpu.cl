@@ -107,6 +107,28 @@ typedef VCAT(INAME, P) intP;
 #endif
 #define PAD_K3 1
 
+/* Zero columns (pairhmm.cl's zero blocks, ZSKIP, per column here): a cell
+ * whose inputs are all exactly 0 is 0, and far from a long read's
+ * alignment every path underflows. In a long pair's tiles below the first
+ * (a boundary row above), a column whose inputs from the row above and the
+ * diagonal are 0 in every lane, while every cell of the tile's previous
+ * column is 0 too, stays 0 without its arithmetic: the same bits. The
+ * cells are tested at most every fourth column, and only where the inputs
+ * are 0 (a few ORs a column otherwise); pairs of fewer than
+ * ZSKIP_MIN_TILES tiles (short reads) do not test.
+ * CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 turns it off, to measure. */
+#ifndef CPH_ZSKIP
+#define CPH_ZSKIP 1
+#endif
+#define ZSKIP_MIN_TILES 16
+#if P == 1
+#define ZBITS(v) VCAT(as_, INAME)(v)
+#define ZANY(z) ((z) != 0)
+#else
+#define ZBITS(v) VCAT(as_, VCAT(INAME, P))(v)
+#define ZANY(z) any((z) != (intP)0)
+#endif
+
 /* One cell of row c: pairhmm.cl's CELL / fused CELLS, with the row above
  * (upM, upX: this column) and the diagonal (dgM, dgX, dgY or dgS: the
  * previous column). */
@@ -244,6 +266,8 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
     realP dT = SEL((realP)0, init, padv >= (intP)(itype)(tile * C));
     const int more = tile + 1 < ntiles;
     sum_m = sum_x = sum = 0;
+    const int ztest = CPH_ZSKIP && tile > 0 && ntiles >= ZSKIP_MIN_TILES;
+    int zero_cells = 0; /* the tile's cells are all 0 (known) */
     for (uint q = 0; q < nsteps / 4; q++) {
       itype wl[P];
       for (uint l = 0; l < P; l++)
@@ -260,18 +284,32 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
           uX = LOADP(bj + P);
           uT = LOADP(bj + 2 * P);
         }
-        realP upM = uM, upX = uX;
-        DIAG_DECL;
-        _Pragma("unroll 1") for (uint c = 0; c < C; c++) {
-          const realP pv = SEL(px[c], pm[c], (rm[c] & hm) != (intP)0);
-          CELL(c);
+        int skip = 0;
+        if (ztest && !ZANY(ZBITS(uM) | ZBITS(uX) | ZBITS(uT) | ZBITS(dM) |
+                           ZBITS(dX) | ZBITS(dT))) {
+          if (!zero_cells && r == 0) {
+            intP z = (intP)0;
+            for (uint c = 0; c < C; c++)
+              z |= ZBITS(M[c]) | ZBITS(X[c]) | ZBITS(T[c]);
+            zero_cells = !ZANY(z);
+          }
+          skip = zero_cells;
         }
-        const intP valid = H >= (intP)(itype)j;
-        if (per_column) {
-          sum = sum + SEL((realP)0, M[C - 1] + X[C - 1], valid);
-        } else {
-          sum_m += SEL((realP)0, M[C - 1], valid);
-          sum_x += SEL((realP)0, X[C - 1], valid);
+        if (!skip) {
+          zero_cells = 0;
+          realP upM = uM, upX = uX;
+          DIAG_DECL;
+          _Pragma("unroll 1") for (uint c = 0; c < C; c++) {
+            const realP pv = SEL(px[c], pm[c], (rm[c] & hm) != (intP)0);
+            CELL(c);
+          }
+          const intP valid = H >= (intP)(itype)j;
+          if (per_column) {
+            sum = sum + SEL((realP)0, M[C - 1] + X[C - 1], valid);
+          } else {
+            sum_m += SEL((realP)0, M[C - 1], valid);
+            sum_x += SEL((realP)0, X[C - 1], valid);
+          }
         }
         if (more && j - 1 < bound_cols) {
           STOREP(M[C - 1], bj);

@@ -2063,18 +2063,19 @@ static void test_split_pairs(test_rng *rng) {
   test_split_policy();
 }
 
-/* Zero blocks (cl/pairhmm.cl, ZSKIP): the exact double programs skip the
- * arithmetic of blocks of steps whose cells are all 0. Long reads in
- * double mode on the exact form (CLPHMM_FMA=0) and a lane variant of
- * 32-row tiles (the local-memory backend: one vote per lane group), some
- * copied from their haplotype (a band of cells that are not 0, zeros
- * beside it far down) and some unrelated to theirs (every cell 0 a few
- * hundred rows down: -inf). The results equal, bit for bit, the
- * reference's (the exact form is its arithmetic) and those of the same
- * context built with -DCPH_ZSKIP=0. (That blocks are skipped here was
- * checked by hand: a kernel adding 1 to the sums of skipped blocks moved
- * the results.) */
-static void test_zero_blocks(test_rng *rng) {
+/* Zero blocks (cl/pairhmm.cl, ZSKIP; per column in cl/pairhmm_cpu.cl):
+ * cells whose inputs are all 0 skip their arithmetic. Long reads on the
+ * exact form (CLPHMM_FMA=0): in double mode on a lane variant of 32-row
+ * tiles (the local-memory backend: one vote per lane group) and on a
+ * vector variant, and in float mode on vector variants; some reads copied
+ * from their haplotype (a band of cells that are not 0, zeros beside it
+ * far down) and some unrelated to theirs (every cell 0 a few hundred rows
+ * down: -inf). The results equal, bit for bit, the reference's (the exact
+ * form is its arithmetic) and those of the same context built with
+ * -DCPH_ZSKIP=0. (That cells are skipped here was checked by hand: kernels
+ * adding 1 to the sums of skipped blocks moved the results.) */
+static void zero_blocks_case(test_rng *rng, clphmm_precision p,
+                             const char *list, const char *double_list) {
   static const char *const names[2] = {"CLPHMM_FMA", "CLPHMM_SHUFFLE"};
   static const char *const vals[2] = {"0", "local"};
   static const char *const opt[1] = {"CLPHMM_BUILD_OPTIONS"};
@@ -2090,12 +2091,12 @@ static void test_zero_blocks(test_rng *rng) {
     char *keep[1];
     env_set(opt, ov, 1, keep); /* (kept while flavours build on demand) */
     clphmm_context *ctx = NULL;
-    const int ok = open_with_env(CLPHMM_PRECISION_DOUBLE, "8x4/32", "8x4/32",
-                                 names, vals, &ctx);
+    const int ok = open_with_env(p, list, double_list, names, vals, &ctx);
     if (ok > 0) {
       const cph_variant *v = &vset(ctx)->v[0];
-      CHECK(!v->fma && !v->vec && v->g == 8 && v->c == 4,
-            "zero blocks: variant %ux%u, fma %d", v->g, v->c, (int)v->fma);
+      CHECK(!v->fma && v->vec == (list[0] == 'v'),
+            "zero blocks (%s): variant %ux%u, fma %d", list, v->g, v->c,
+            (int)v->fma);
       got[off] = run_device(ctx, &g, n);
       clphmm_context_destroy(ctx);
     }
@@ -2104,29 +2105,39 @@ static void test_zero_blocks(test_rng *rng) {
       break;
   }
   if (got[0] && got[1]) {
-    double *ref = run_reference(&g, n, CLPHMM_PRECISION_DOUBLE);
+    double *ref = run_reference(&g, n, p);
     size_t zeros = 0, bad = 0;
     for (size_t i = 0; i < n; i++) {
       zeros += isinf(ref[i]) && ref[i] < 0;
       if (memcmp(&got[0][i], &ref[i], sizeof *ref) != 0 && bad++ < 5)
-        CHECK(0, "zero blocks: pair %zu: %.17g, reference %.17g", i, got[0][i],
-              ref[i]);
+        CHECK(0, "zero blocks (%s): pair %zu: %.17g, reference %.17g", list, i,
+              got[0][i], ref[i]);
     }
-    CHECK(bad == 0, "zero blocks: %zu of %zu pairs differ from the reference",
-          bad, n);
+    CHECK(bad == 0,
+          "zero blocks (%s): %zu of %zu pairs differ from the "
+          "reference",
+          list, bad, n);
     CHECK(memcmp(got[0], got[1], n * sizeof *got[0]) == 0,
-          "zero blocks: results differ with the skip off");
+          "zero blocks (%s): results differ with the skip off", list);
     CHECK(zeros > 0 && zeros < n,
-          "zero blocks: %zu of %zu pairs -inf (want some, not all)", zeros, n);
-    printf("double    zero blocks skipped: %zu pairs (%zu of them -inf) as "
-           "without the skip and as the reference\n",
-           n, zeros);
+          "zero blocks (%s): %zu of %zu pairs -inf (want some, not all)", list,
+          zeros, n);
+    printf("%-9s zero blocks on %s: %zu pairs (%zu of them -inf) as without "
+           "the skip and as the reference\n",
+           p ? "double" : "float", list, n, zeros);
     free(ref);
   }
   free(got[0]);
   free(got[1]);
   gen_free(&g);
 }
+
+static void test_zero_blocks(test_rng *rng) {
+  zero_blocks_case(rng, CLPHMM_PRECISION_DOUBLE, "8x4/32", "8x4/32");
+  zero_blocks_case(rng, CLPHMM_PRECISION_DOUBLE, "v4x16/1", "v4x16/1");
+  zero_blocks_case(rng, CLPHMM_PRECISION_FLOAT, "v8x16/1", "v4x16/1");
+}
+
 /* Concurrent tiles where a pair's first real tile starts a later slot of
  * a round: its padding (the rows that make it as long as its work-group's
  * longest pair) is a whole number of tiles, not a multiple of the slots.
