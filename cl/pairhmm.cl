@@ -146,10 +146,18 @@
  * the fast forms' launches, whose pairs have fewer zeros and cheaper cells,
  * lost 8-12% with it (double mode's long suite, peak L = 2048, the
  * 7e9-cell file) and do not test (bench/results/...-env-zskip-*.txt).
- * CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 or 1 overrides, to measure. */
+ * CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 or 1 overrides, to measure. (Only
+ * the exact form: the scaled form's coefficients can be infinite, 1/mm
+ * of mm = 0, where 0 times them is NaN, not 0.) */
 #ifndef CPH_ZSKIP
 #define CPH_ZSKIP (!CPH_FMA)
 #endif
+/* -DCPH_ZSKIP_DEBUG=1 (tests only): a skipped block adds 1 to the sums,
+ * so that a test sees that blocks were skipped. */
+#ifndef CPH_ZSKIP_DEBUG
+#define CPH_ZSKIP_DEBUG 0
+#endif
+#define ZSKIP_DEBUG CPH_ZSKIP_DEBUG
 #define ZSKIP (CPH_ZSKIP && CPH_HAS_ALL && PREFETCH > 1)
 
 /* Steps between concurrent tiles: a multiple of 4, at least G + PREFETCH +
@@ -393,6 +401,10 @@ typedef float4 realv;
     }                                                                          \
     real pn[C];                                                                \
     LOAD_PRIORS(pn, nsym);                                                     \
+    if (ZSKIP_DEBUG && zb) {                                                   \
+      sum_m += (real)1;                                                        \
+      sum += (real)1;                                                          \
+    }                                                                          \
     if (!zb) {                                                                 \
       CELLS();                                                                 \
       if (per_column) {                                                        \
@@ -457,15 +469,27 @@ typedef float4 realv;
 /* zb: whether the block of four steps from here computes only zeros (see
  * ZSKIP), in the loop of tiles below a boundary row (MULTI 1). */
 #if ZSKIP
+/* (Where MULTI is a variable, the PoCL loop's, every work-item votes:
+ * barriers and subgroup functions stay outside conditions there.) */
+#if CPH_SHUFFLE == 3
+#define ZB_VOTE(MULTI) ((MULTI) == 1)
+#else
+#define ZB_VOTE(MULTI) 1
+#endif
 #define ZERO_BLOCK(MULTI, zb)                                                  \
-  if ((MULTI) == 1) {                                                          \
-    ulong z_ = as_ulong(dM) | as_ulong(dX) | as_ulong(dT);                     \
-    _Pragma("unroll") for (uint c = 0; c < C; c++) z_ |=                       \
-        as_ulong(M[c]) | as_ulong(X[c]) | as_ulong(T[c]);                      \
-    if (lane == 0)                                                             \
-      _Pragma("unroll") for (uint q = 0; q < PREFETCH; q++) z_ |=              \
-          as_ulong(bq[q].s0) | as_ulong(bq[q].s1) | as_ulong(bq[q].s2);        \
-    CPH_ALL(z_ == 0, zb);                                                      \
+  {                                                                            \
+    int zero_ = 0;                                                             \
+    if ((MULTI) == 1) {                                                        \
+      ulong z_ = as_ulong(dM) | as_ulong(dX) | as_ulong(dT);                   \
+      _Pragma("unroll") for (uint c = 0; c < C; c++) z_ |=                     \
+          as_ulong(M[c]) | as_ulong(X[c]) | as_ulong(T[c]);                    \
+      if (lane == 0)                                                           \
+        _Pragma("unroll") for (uint q = 0; q < PREFETCH; q++) z_ |=            \
+            as_ulong(bq[q].s0) | as_ulong(bq[q].s1) | as_ulong(bq[q].s2);      \
+      zero_ = z_ == 0;                                                         \
+    }                                                                          \
+    if (ZB_VOTE(MULTI))                                                        \
+      CPH_ALL(zero_, zb);                                                      \
   }
 #else
 #define ZERO_BLOCK(MULTI, zb) (void)0

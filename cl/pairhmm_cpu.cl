@@ -115,10 +115,16 @@ typedef VCAT(INAME, P) intP;
  * column is 0 too, stays 0 without its arithmetic: the same bits. The
  * cells are tested at most every fourth column, and only where the inputs
  * are 0 (a few ORs a column otherwise); pairs of fewer than
- * ZSKIP_MIN_TILES tiles (short reads) do not test.
- * CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 turns it off, to measure. */
+ * ZSKIP_MIN_TILES tiles (short reads) do not test. Not in the scaled
+ * form, whose coefficients can be infinite (1/mm of mm = 0: 0 times them
+ * is NaN, not 0). CLPHMM_BUILD_OPTIONS=-DCPH_ZSKIP=0 turns it off, to
+ * measure; -DCPH_ZSKIP_DEBUG=1 (tests only) adds 1 to the sums of each
+ * skipped column, so that a test sees that columns were skipped. */
 #ifndef CPH_ZSKIP
-#define CPH_ZSKIP 1
+#define CPH_ZSKIP (!CPH_SCALED)
+#endif
+#ifndef CPH_ZSKIP_DEBUG
+#define CPH_ZSKIP_DEBUG 0
 #endif
 #define ZSKIP_MIN_TILES 16
 #if P == 1
@@ -294,6 +300,10 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row */
             zero_cells = !ZANY(z);
           }
           skip = zero_cells;
+        }
+        if (CPH_ZSKIP_DEBUG && skip) {
+          sum_m += (realP)1;
+          sum += (realP)1;
         }
         if (!skip) {
           zero_cells = 0;

@@ -2065,77 +2065,99 @@ static void test_split_pairs(test_rng *rng) {
 
 /* Zero blocks (cl/pairhmm.cl, ZSKIP; per column in cl/pairhmm_cpu.cl):
  * cells whose inputs are all 0 skip their arithmetic. Long reads on the
- * exact form (CLPHMM_FMA=0): in double mode on a lane variant of 32-row
- * tiles (the local-memory backend: one vote per lane group) and on a
- * vector variant, and in float mode on vector variants; some reads copied
- * from their haplotype (a band of cells that are not 0, zeros beside it
- * far down) and some unrelated to theirs (every cell 0 a few hundred rows
- * down: -inf). The results equal, bit for bit, the reference's (the exact
- * form is its arithmetic) and those of the same context built with
- * -DCPH_ZSKIP=0. (That cells are skipped here was checked by hand: kernels
- * adding 1 to the sums of skipped blocks moved the results.) */
-static void zero_blocks_case(test_rng *rng, clphmm_precision p,
-                             const char *list, const char *double_list) {
+ * exact form (CLPHMM_FMA=0): in double mode on lane variants (32-row
+ * tiles on the local-memory backend, one vote per lane group; 64-row tiles
+ * of 32 lanes on the device's own backend: a warp's or subgroup's vote),
+ * and in float mode on vector variants (double ones for its rescue); some
+ * reads copied from their haplotype (a band of cells that are not 0,
+ * zeros beside it far down) and some unrelated to theirs (every cell 0 a
+ * few hundred rows down: -inf). The results equal, bit for bit, the
+ * reference's (the exact form is its arithmetic) and those of the same
+ * context built with -DCPH_ZSKIP=0; built with -DCPH_ZSKIP_DEBUG=1 (a
+ * skipped block adds 1 to the sums) they differ, so blocks were skipped
+ * (required where one lane group votes alone: the local backend and the
+ * vector kernel). */
+typedef struct zero_case {
+  clphmm_precision p;
+  const char *list, *double_list, *shuffle;
+  int must_skip;
+} zero_case;
+
+/* The case's results built with `options` (NULL: none); NULL if no
+ * device or the call failed. */
+static double *zero_blocks_run(const zero_case *zc, const gen *g, size_t n,
+                               const char *options) {
   static const char *const names[2] = {"CLPHMM_FMA", "CLPHMM_SHUFFLE"};
-  static const char *const vals[2] = {"0", "local"};
   static const char *const opt[1] = {"CLPHMM_BUILD_OPTIONS"};
+  const char *const vals[2] = {"0", zc->shuffle};
+  const char *const ov[1] = {options};
+  char *keep[1];
+  env_set(opt, ov, 1, keep); /* (kept while flavours build on demand) */
+  clphmm_context *ctx = NULL;
+  double *out = NULL;
+  if (open_with_env(zc->p, zc->list, zc->double_list, names, vals, &ctx) > 0) {
+    const cph_variant *v = &vset(ctx)->v[0];
+    CHECK(!v->fma && v->vec == (zc->list[0] == 'v'),
+          "zero blocks (%s): variant %ux%u, fma %d", zc->list, v->g, v->c,
+          (int)v->fma);
+    out = run_device(ctx, g, n);
+    clphmm_context_destroy(ctx);
+  }
+  env_restore(opt, ov, 1, keep);
+  return out;
+}
+
+static void zero_blocks_case(test_rng *rng, const zero_case *zc) {
   gen g = {0};
   size_t lens[2] = {900, 1300};
   add_batch(&g, rng, lens, 2, 2, 1100, 1500, 1, 0);
   add_batch(&g, rng, lens, 2, 2, 300, 700, 0, 0);
   size_t n;
   CHECK_STATUS(clphmm_count_pairs(g.batches, g.n, &n), CLPHMM_SUCCESS, NULL);
-  double *got[2] = {NULL, NULL};
-  for (int off = 0; off < 2; off++) {
-    const char *const ov[1] = {off ? "-DCPH_ZSKIP=0" : NULL};
-    char *keep[1];
-    env_set(opt, ov, 1, keep); /* (kept while flavours build on demand) */
-    clphmm_context *ctx = NULL;
-    const int ok = open_with_env(p, list, double_list, names, vals, &ctx);
-    if (ok > 0) {
-      const cph_variant *v = &vset(ctx)->v[0];
-      CHECK(!v->fma && v->vec == (list[0] == 'v'),
-            "zero blocks (%s): variant %ux%u, fma %d", list, v->g, v->c,
-            (int)v->fma);
-      got[off] = run_device(ctx, &g, n);
-      clphmm_context_destroy(ctx);
-    }
-    env_restore(opt, ov, 1, keep);
-    if (ok <= 0)
-      break;
-  }
-  if (got[0] && got[1]) {
-    double *ref = run_reference(&g, n, p);
-    size_t zeros = 0, bad = 0;
+  double *got = zero_blocks_run(zc, &g, n, NULL);
+  double *off = got ? zero_blocks_run(zc, &g, n, "-DCPH_ZSKIP=0") : NULL;
+  double *dbg = off ? zero_blocks_run(zc, &g, n, "-DCPH_ZSKIP_DEBUG=1") : NULL;
+  if (got && off && dbg) {
+    double *ref = run_reference(&g, n, zc->p);
+    size_t zeros = 0, bad = 0, moved = 0;
     for (size_t i = 0; i < n; i++) {
       zeros += isinf(ref[i]) && ref[i] < 0;
-      if (memcmp(&got[0][i], &ref[i], sizeof *ref) != 0 && bad++ < 5)
-        CHECK(0, "zero blocks (%s): pair %zu: %.17g, reference %.17g", list, i,
-              got[0][i], ref[i]);
+      moved += memcmp(&dbg[i], &got[i], sizeof *got) != 0;
+      if (memcmp(&got[i], &ref[i], sizeof *ref) != 0 && bad++ < 5)
+        CHECK(0, "zero blocks (%s): pair %zu: %.17g, reference %.17g", zc->list,
+              i, got[i], ref[i]);
     }
     CHECK(bad == 0,
-          "zero blocks (%s): %zu of %zu pairs differ from the "
-          "reference",
-          list, bad, n);
-    CHECK(memcmp(got[0], got[1], n * sizeof *got[0]) == 0,
-          "zero blocks (%s): results differ with the skip off", list);
+          "zero blocks (%s): %zu of %zu pairs differ from the reference",
+          zc->list, bad, n);
+    CHECK(memcmp(got, off, n * sizeof *got) == 0,
+          "zero blocks (%s): results differ with the skip off", zc->list);
     CHECK(zeros > 0 && zeros < n,
-          "zero blocks (%s): %zu of %zu pairs -inf (want some, not all)", list,
-          zeros, n);
-    printf("%-9s zero blocks on %s: %zu pairs (%zu of them -inf) as without "
-           "the skip and as the reference\n",
-           p ? "double" : "float", list, n, zeros);
+          "zero blocks (%s): %zu of %zu pairs -inf (want some, not all)",
+          zc->list, zeros, n);
+    CHECK(moved > 0 || !zc->must_skip,
+          "zero blocks (%s): no block skipped (CPH_ZSKIP_DEBUG moved nothing)",
+          zc->list);
+    printf("%-9s zero blocks on %s (%s): %zu pairs (%zu -inf) as without the "
+           "skip and as the reference; %zu moved by skipped blocks\n",
+           zc->p ? "double" : "float", zc->list,
+           zc->shuffle ? zc->shuffle : "own backend", n, zeros, moved);
     free(ref);
   }
-  free(got[0]);
-  free(got[1]);
+  free(got);
+  free(off);
+  free(dbg);
   gen_free(&g);
 }
 
 static void test_zero_blocks(test_rng *rng) {
-  zero_blocks_case(rng, CLPHMM_PRECISION_DOUBLE, "8x4/32", "8x4/32");
-  zero_blocks_case(rng, CLPHMM_PRECISION_DOUBLE, "v4x16/1", "v4x16/1");
-  zero_blocks_case(rng, CLPHMM_PRECISION_FLOAT, "v8x16/1", "v4x16/1");
+  static const zero_case cases[] = {
+      {CLPHMM_PRECISION_DOUBLE, "8x4/32", "8x4/32", "local", 1},
+      {CLPHMM_PRECISION_DOUBLE, "32x4/128", "32x2/64", NULL, 0},
+      {CLPHMM_PRECISION_FLOAT, "v8x16/1", "v4x16/1", NULL, 1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    zero_blocks_case(rng, &cases[i]);
 }
 
 /* Concurrent tiles where a pair's first real tile starts a later slot of

@@ -139,8 +139,8 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
   size_t bytes = (size_t)(wg / v->g) * slot * 16;
   if (cph_variant_ring(v, dbl)) /* 2 RCH + 1 in, RCH out, RCH = 32 */
     bytes += (size_t)(wg / v->g) * (3 * 32 + 1) * 4 * real;
-  if (v->shuffle == CPH_SHUFFLE_LOCAL)
-    bytes += (size_t)wg * (3 * real + 4);
+  if (v->shuffle == CPH_SHUFFLE_LOCAL) /* cl/shuffle.cl: 3 reals, 2 words */
+    bytes += (size_t)wg * (3 * real + 8);
   return bytes;
 }
 
