@@ -2088,11 +2088,13 @@ typedef struct zero_case {
 static double *zero_blocks_run(const zero_case *zc, const gen *g, size_t n,
                                const char *options) {
   static const char *const names[2] = {"CLPHMM_FMA", "CLPHMM_SHUFFLE"};
-  static const char *const opt[1] = {"CLPHMM_BUILD_OPTIONS"};
+  /* Whole pairs (CLPHMM_SPLIT=1): GPUs would split these few long pairs
+   * over work-groups, and split rounds do not skip (cl/pairhmm.cl). */
+  static const char *const opt[2] = {"CLPHMM_BUILD_OPTIONS", "CLPHMM_SPLIT"};
   const char *const vals[2] = {"0", zc->shuffle};
-  const char *const ov[1] = {options};
-  char *keep[1];
-  env_set(opt, ov, 1, keep); /* (kept while flavours build on demand) */
+  const char *const ov[2] = {options, "1"};
+  char *keep[2];
+  env_set(opt, ov, 2, keep); /* (kept while flavours build on demand) */
   clphmm_context *ctx = NULL;
   double *out = NULL;
   if (open_with_env(zc->p, zc->list, zc->double_list, names, vals, &ctx) > 0) {
@@ -2103,7 +2105,7 @@ static double *zero_blocks_run(const zero_case *zc, const gen *g, size_t n,
     out = run_device(ctx, g, n);
     clphmm_context_destroy(ctx);
   }
-  env_restore(opt, ov, 1, keep);
+  env_restore(opt, ov, 2, keep);
   return out;
 }
 
