@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "engine/chunks.h"
 #include "engine/context.h"
 #include "engine/launch.h"
 #include "model/bound.h"
@@ -30,18 +31,6 @@
  * eighth of the peak workload, were one partly filled wave of the
  * long-read variant: 2.0 TCUPS against 3.0 in one launch). */
 #define CHUNK_MIN_PAIRS ((uint64_t)1 << 16)
-
-/* Where the next chunk starts, where the range it is cut from ends
- * (batch, read: exclusive), and how large chunks may be. */
-typedef struct cursor {
-  const clphmm_batch *batches;
-  size_t n_batches, batch, read, out;
-  uint64_t max_cells, max_pairs, max_bytes, min_pairs;
-  uint64_t cells_left; /* of the call, from the cursor on (one engine) */
-  int ramps;           /* the first chunks are smaller (chunk_k_bounds) */
-  size_t real_size;
-  size_t end_batch, end_read;
-} cursor;
 
 /* Pairs to compute again, and how many went to the device so far. */
 typedef struct pair_list {
@@ -77,84 +66,11 @@ typedef struct call {
    * it is finished, `want` marks the results it gives (by out index). */
   int speculated;
   const unsigned char *want;
-  cph_piece *pieces;
-  size_t cap_pieces;
-  cph_share *sh; /* a call split between engines, else NULL */
-  size_t me;     /* this engine's place in the share */
+  cph_pieces pieces;
+  const cph_batch_sum *sums; /* per batch (chunks.h), or NULL */
+  cph_share *sh;             /* a call split between engines, else NULL */
+  size_t me;                 /* this engine's place in the share */
 } call;
-
-static uint64_t hap_cells_words(const clphmm_batch *bt, uint64_t *words) {
-  uint64_t len = 0;
-  *words = 0;
-  for (size_t h = 0; h < bt->n_haplotypes; h++) {
-    len += bt->haplotypes[h].length;
-    *words += cph_hap_words(bt->haplotypes[h].length);
-  }
-  return len;
-}
-
-static int add_piece(call *c, size_t *n, cph_piece p) {
-  if (*n == c->cap_pieces) {
-    size_t cap = c->cap_pieces ? 2 * c->cap_pieces : 64;
-    cph_piece *np = realloc(c->pieces, cap * sizeof *np);
-    if (!np)
-      return 0;
-    c->pieces = np;
-    c->cap_pieces = cap;
-  }
-  c->pieces[(*n)++] = p;
-  return 1;
-}
-
-/* Whether `cur` is at the end of its range. */
-static int at_end(const cursor *cur) {
-  return cur->batch > cur->end_batch ||
-         (cur->batch == cur->end_batch && cur->read >= cur->end_read);
-}
-
-/* The pieces of the next chunk from `cur` (none at the end): whole reads,
- * at least one, until a bound is reached. */
-static clphmm_status next_chunk(call *c, cursor *cur, size_t *n_pieces) {
-  uint64_t cells = 0, pairs = 0, bytes = 0;
-  size_t n = 0;
-  while (!at_end(cur)) {
-    const clphmm_batch *bt = &cur->batches[cur->batch];
-    const size_t n_reads =
-        cur->batch == cur->end_batch ? cur->end_read : bt->n_reads;
-    uint64_t words, hap_len = hap_cells_words(bt, &words);
-    size_t r = cur->read;
-    uint64_t pbytes = cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
-    for (; r < n_reads; r++) {
-      const uint64_t len = bt->reads[r].length;
-      const uint64_t rb =
-          cph_stage_device_bytes(len, 0, 1, bt->n_haplotypes, cur->real_size);
-      const int empty = n == 0 && r == cur->read;
-      if (!empty && ((cells + len * hap_len > cur->max_cells &&
-                      pairs >= cur->min_pairs) ||
-                     pairs + bt->n_haplotypes > cur->max_pairs ||
-                     bytes + pbytes + rb > cur->max_bytes))
-        break;
-      cells += len * hap_len;
-      pairs += bt->n_haplotypes;
-      pbytes += rb;
-    }
-    if (r > cur->read || bt->n_reads == 0) {
-      if (!add_piece(c, &n, (cph_piece){cur->batch, cur->read, r, cur->out}))
-        return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for chunks");
-      bytes += pbytes;
-      cur->out += (r - cur->read) * bt->n_haplotypes;
-    }
-    if (r < bt->n_reads) { /* a bound, or the range's end, was reached */
-      cur->read = r;
-      break;
-    }
-    cur->batch++;
-    cur->read = 0;
-  }
-  *n_pieces = n;
-  cur->cells_left = cur->cells_left > cells ? cur->cells_left - cells : 0;
-  return CLPHMM_SUCCESS;
-}
 
 /* ---- finishing ------------------------------------------------------- */
 
@@ -464,8 +380,9 @@ static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
   if (stage_copies(st, src))
     return cph_stage_copy(&ctx->bufs, st, src->like);
   if (src->pieces)
-    return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, src->pieces,
-                            src->n_pieces, c->skip_rows, c->results);
+    return cph_stage_pieces(&ctx->bufs, ctx->pool, st, c->batches, c->sums,
+                            src->pieces, src->n_pieces, c->skip_rows,
+                            c->results);
   const clphmm_status rc =
       cph_stage_pairs(&ctx->bufs, ctx->pool, st, src->pairs, src->n_pairs);
   /* (Double-first pairs are checked here, not before: name the batch.) */
@@ -555,7 +472,7 @@ static clphmm_status end_chunk(call *c, cph_slot *s, int pass) {
  * one (d9cd8c0, f29d264). Calls of many pairs keep CHUNK_MIN_PAIRS, and
  * with it chunks for the engines to balance. */
 static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
-                         unsigned parts, cursor *cur) {
+                         unsigned parts, cph_cursor *cur) {
   uint64_t per = cells / CHUNK_PARTS / (parts ? parts : 1);
   per = per < CHUNK_MIN_CELLS   ? CHUNK_MIN_CELLS
         : per > CHUNK_MAX_CELLS ? CHUNK_MAX_CELLS
@@ -589,8 +506,8 @@ static void chunk_bounds(const cph_engine *ctx, uint64_t cells, uint64_t pairs,
  *   device idle while the host finished the chunk before and staged the
  *   rescue of the call's other chunks (main_pass; 2.2 ms of the H200's
  *   idle time in that mix). */
-static void chunk_k_bounds(const cph_engine *ctx, const cursor *full,
-                           unsigned k, cursor *cur) {
+static void chunk_k_bounds(const cph_engine *ctx, const cph_cursor *full,
+                           unsigned k, cph_cursor *cur) {
   uint64_t num = 1, den = ctx->chunk_ramp && full->ramps ? ctx->chunk_ramp : 1;
   for (unsigned i = 0; i < k && num < den; i++) {
     num *= 3;
@@ -662,7 +579,7 @@ static int slot_pass(const cph_slot *s);
  * on the main queue and 172 without speculating. (Submitted first, ahead
  * of the float pass, it gained nothing: 158 against 144 us; the two
  * passes' commands taking turns did: submit_both.) */
-static int speculates(const call *c, const cursor *cur, uint64_t cells) {
+static int speculates(const call *c, const cph_cursor *cur, uint64_t cells) {
   const cph_engine *ctx = c->ctx;
   const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
   return !c->sh && whole && !c->first.n &&
@@ -691,8 +608,8 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
                                             &ctx->side_queue, "second queue")
                       ? &ctx->side
                       : &ctx->d;
-  const chunk_src src = {c->pieces, n_pieces,           NULL,
-                         0,         &float_slot->stage, &float_slot->sched};
+  const chunk_src src = {c->pieces.p, n_pieces,           NULL,
+                         0,           &float_slot->stage, &float_slot->sched};
   if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1))
     c->speculated = 1; /* (counted in spec_calls once submitted) */
   ctx->stats.rescue_seconds += cph_now() - t0;
@@ -791,9 +708,10 @@ static clphmm_status end_speculation(call *c) {
  * starts, within the range it was cut from. With one engine, from the
  * cursor; in a shared call, from the cursor's range while it lasts, then
  * from a range to redo, else as one chunk from the shared queue. */
-static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
+static clphmm_status take_chunk(call *c, cph_cursor *cur, cph_cursor *at,
+                                size_t *n) {
   *at = *cur;
-  clphmm_status rc = next_chunk(c, cur, n);
+  clphmm_status rc = cph_next_chunk(cur, c->sums, &c->pieces, n);
   cph_share *sh = c->sh;
   if (rc || *n || !sh)
     return rc;
@@ -807,13 +725,13 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
     r = sh->redo[--sh->n_redo];
   } else {
     /* One chunk's worth of the queue under this engine's bounds. */
-    cursor q = *cur;
+    cph_cursor q = *cur;
     q.batch = sh->next.batch;
     q.read = sh->next.read;
     q.out = sh->next.out;
     q.end_batch = sh->next.end_batch;
     q.end_read = sh->next.end_read;
-    rc = next_chunk(c, &q, n);
+    rc = cph_next_chunk(&q, c->sums, &c->pieces, n);
     r = sh->next;
     r.end_batch = q.batch;
     r.end_read = q.read;
@@ -837,7 +755,7 @@ static clphmm_status take_chunk(call *c, cursor *cur, cursor *at, size_t *n) {
   cur->end_batch = r.end_batch;
   cur->end_read = r.end_read;
   *at = *cur;
-  return next_chunk(c, cur, n);
+  return cph_next_chunk(cur, c->sums, &c->pieces, n);
 }
 
 /* The float or double pass over all batches (with one engine) or over the
@@ -849,10 +767,10 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
   const uint64_t pairs = c->sh ? c->sh->pairs : c->n_pairs;
   /* In a shared call the cursor's range starts empty: everything comes
    * from the share. */
-  cursor cur = {.batches = c->batches,
-                .n_batches = c->n_batches,
-                .real_size = dbl ? sizeof(double) : sizeof(float),
-                .end_batch = c->sh ? 0 : c->n_batches};
+  cph_cursor cur = {.batches = c->batches,
+                    .n_batches = c->n_batches,
+                    .real_size = dbl ? sizeof(double) : sizeof(float),
+                    .end_batch = c->sh ? 0 : c->n_batches};
   chunk_bounds(ctx, cells, pairs, parts, &cur);
   cur.cells_left = c->sh ? 0 : cells;
   /* Only one engine's call of several full chunks ramps: a smaller one
@@ -860,30 +778,32 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
    * L = 512's 38,000 pairs were one chunk). */
   cur.ramps =
       !c->sh && pairs >= 2 * cur.min_pairs && cells >= 2 * cur.max_cells;
-  cursor full = cur; /* (the bounds that chunk_k_bounds() changes) */
+  cph_cursor full = cur; /* (the bounds that chunk_k_bounds() changes) */
   cph_slot *prev = NULL;
   clphmm_status rc = CLPHMM_SUCCESS;
   int small = 0; /* a small float call (speculates) */
   for (unsigned k = 0; !rc; k++) {
     cph_slot *s = &ctx->slots[k % 2];
-    cursor at;
+    cph_cursor at;
     size_t n = 0;
     chunk_k_bounds(ctx, &full, k, &cur);
+    const double tn = cph_now();
     rc = take_chunk(c, &cur, &at, &n);
+    cph_trace_host(&ctx->trace, "next", -1, tn);
     if (rc || n == 0)
       break;
     /* A small float call's speculative pass is staged and scheduled
      * before either pass is submitted (submit_both). */
     const int small_call = k == 0 && speculates(c, &cur, cells);
     rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){c->pieces, n, NULL, 0, NULL, NULL},
+                     &(chunk_src){c->pieces.p, n, NULL, 0, NULL, NULL},
                      small_call);
     if (!rc && small_call) {
       small = 1;
       speculate(c, n, s);
       rc = submit_both(c, s);
     }
-    if (rc && can_retry(ctx, rc, n, c->pieces)) {
+    if (rc && can_retry(ctx, rc, n, c->pieces.p)) {
       /* Finish what is in flight, then retry smaller. */
       cph_slot_abandon(s);
       rc = prev ? end_chunk(c, prev, PASS_MAIN) : CLPHMM_SUCCESS;
@@ -903,8 +823,10 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
       rc = end_chunk(c, prev, PASS_MAIN);
     /* (Before the last chunk, the rescue pairs of all others go: only its
      * own are left for the end, when the device waits for them.) */
+    const double tr = cph_now();
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
-      rc = rescue_some(c, !c->sh && at_end(&cur));
+      rc = rescue_some(c, !c->sh && cph_cursor_at_end(&cur));
+    cph_trace_host(&ctx->trace, "rescue-some", -1, tr);
     prev = rc ? NULL : s;
   }
   if (!rc && prev)
@@ -1200,15 +1122,21 @@ typedef struct shape_task {
   size_t n;
   uint64_t *pairs, *cells, *longest;
   int *bad;
+  cph_batch_sum *sums; /* per batch, or NULL */
 } shape_task;
 
-/* The longest read of n batches whose shapes are valid. */
-static size_t longest_read(const clphmm_batch *batches, size_t n) {
+/* The longest read of n batches whose shapes are valid, and their sums
+ * into `sums` unless it is NULL. */
+static size_t longest_read(const clphmm_batch *batches, size_t n,
+                           cph_batch_sum *sums) {
   size_t most = 0;
-  for (size_t b = 0; b < n; b++)
+  for (size_t b = 0; b < n; b++) {
+    if (sums)
+      cph_batch_sum_of(&batches[b], &sums[b]);
     for (size_t r = 0; r < batches[b].n_reads; r++)
       most =
           batches[b].reads[r].length > most ? batches[b].reads[r].length : most;
+  }
   return most;
 }
 
@@ -1222,13 +1150,15 @@ static void shape_range(void *arg, size_t r) {
   t->bad[r] = cph_validate_shapes(t->batches + lo, hi - lo, &pairs,
                                   &t->cells[r]) != CLPHMM_SUCCESS;
   t->pairs[r] = pairs;
-  t->longest[r] = t->bad[r] ? 0 : longest_read(t->batches + lo, hi - lo);
+  t->longest[r] = t->bad[r] ? 0
+                            : longest_read(t->batches + lo, hi - lo,
+                                           t->sums ? t->sums + lo : NULL);
 }
 
 static clphmm_status validate_shapes(cph_pool *pool,
                                      const clphmm_batch *batches, size_t n,
                                      size_t *n_pairs, uint64_t *cells,
-                                     size_t *longest) {
+                                     size_t *longest, cph_batch_sum *sums) {
   const size_t ranges = (n + SHAPE_RANGE - 1) / SHAPE_RANGE;
   uint64_t *counts =
       ranges > 1 && batches ? malloc(3 * ranges * sizeof *counts) : NULL;
@@ -1236,8 +1166,8 @@ static clphmm_status validate_shapes(cph_pool *pool,
   int ok = bad != NULL;
   uint64_t pairs = 0, total = 0, most = 0;
   if (ok) {
-    shape_task t = {batches, n, counts, counts + ranges, counts + 2 * ranges,
-                    bad};
+    shape_task t = {batches, n,   counts, counts + ranges, counts + 2 * ranges,
+                    bad,     sums};
     cph_pool_for(pool, ranges, shape_range, &t);
     for (size_t r = 0; r < ranges && ok; r++) {
       ok = !bad[r] && pairs + counts[r] >= pairs &&
@@ -1252,7 +1182,7 @@ static clphmm_status validate_shapes(cph_pool *pool,
   free(bad);
   if (!ok) { /* one range, or an error: the caller's thread, in order */
     const clphmm_status st = cph_validate_shapes(batches, n, n_pairs, cells);
-    *longest = st ? 0 : longest_read(batches, n);
+    *longest = st ? 0 : longest_read(batches, n, sums);
     return st;
   }
   *n_pairs = (size_t)pairs;
@@ -1283,12 +1213,17 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   const double t0 = cph_now();
   size_t n_pairs, longest;
   uint64_t cells;
+  /* (Without memory for the batches' sums, chunks are cut read by read.) */
+  cph_batch_sum *sums =
+      n_batches && batches ? malloc(n_batches * sizeof *sums) : NULL;
   clphmm_status rc = validate_shapes(ctx->pool, batches, n_batches, &n_pairs,
-                                     &cells, &longest);
-  if (rc)
+                                     &cells, &longest, sums);
+  if (!rc && n_pairs > 0 && !out)
+    rc = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  if (rc) {
+    free(sums);
     return rc;
-  if (n_pairs > 0 && !out)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  }
   clphmm_stats before = ctx->stats;
   cph_trace_call(&ctx->trace, t0, n_pairs, (unsigned long long)cells);
   reset_stats(ctx);
@@ -1296,7 +1231,8 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   call c = {.ctx = ctx,
             .batches = batches,
             .n_batches = n_batches,
-            .n_pairs = n_pairs};
+            .n_pairs = n_pairs,
+            .sums = sums};
   c.results = malloc((n_pairs ? n_pairs : 1) * sizeof *c.results);
   if (!c.results)
     rc = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for %zu results",
@@ -1333,7 +1269,8 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   free(c.exact.p);
   free(c.first.p);
   free(c.check.p);
-  free(c.pieces);
+  free(c.pieces.p);
+  free(sums);
   return rc;
 }
 
@@ -1370,6 +1307,6 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
   free(c.exact.p);
   free(c.first.p);
   free(c.check.p);
-  free(c.pieces);
+  free(c.pieces.p);
   return rc;
 }

@@ -250,9 +250,24 @@ static void stage_piece(void *arg, size_t p) {
   s->bad[p] = !ok;
 }
 
-/* Per piece: where its rows, reads, haplotype words and jobs start. */
+void cph_batch_sum_of(const clphmm_batch *bt, cph_batch_sum *sum) {
+  *sum = (cph_batch_sum){0, 0, 0, 0, 0};
+  for (size_t h = 0; h < bt->n_haplotypes; h++) {
+    sum->hap_len += bt->haplotypes[h].length;
+    sum->words += cph_hap_words(bt->haplotypes[h].length);
+    sum->haps += bt->haplotypes[h].length > 0;
+  }
+  for (size_t r = 0; r < bt->n_reads; r++) {
+    sum->rows += bt->reads[r].length;
+    sum->reads += bt->reads[r].length > 0;
+  }
+}
+
+/* Per piece: where its rows, reads, haplotype words and jobs start. (A
+ * piece of a whole batch, no read left out, from the batch's sums.) */
 static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
-                          const cph_piece *pieces, size_t n, size_t skip_rows) {
+                          const cph_batch_sum *sums, const cph_piece *pieces,
+                          size_t n, size_t skip_rows) {
   size_t rows = 0, reads = 0, words = 0, jobs = 0;
   for (size_t p = 0; p < n; p++) {
     size_t *o = &s->offs[4 * p];
@@ -261,6 +276,15 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
     o[2] = words;
     o[3] = jobs;
     const clphmm_batch *bt = &batches[pieces[p].batch];
+    if (sums && !skip_rows && pieces[p].r0 == 0 &&
+        pieces[p].r1 == bt->n_reads) {
+      const cph_batch_sum *bs = &sums[pieces[p].batch];
+      rows += bs->rows;
+      words += bs->words;
+      reads += bt->n_reads;
+      jobs += bs->reads * bs->haps;
+      continue;
+    }
     size_t haps = 0, nonempty = 0;
     for (size_t h = 0; h < bt->n_haplotypes; h++) {
       words += cph_hap_words(bt->haplotypes[h].length);
@@ -284,13 +308,14 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
 
 clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                cph_stage *s, const clphmm_batch *batches,
+                               const cph_batch_sum *sums,
                                const cph_piece *pieces, size_t n_pieces,
                                size_t skip_rows, double *results) {
   if (!grow((void **)&s->offs, &s->cap_offs, 4 * (n_pieces + 1),
             sizeof *s->offs))
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to plan %zu pieces",
                      n_pieces);
-  piece_offsets(s, batches, pieces, n_pieces, skip_rows);
+  piece_offsets(s, batches, sums, pieces, n_pieces, skip_rows);
   clphmm_status st = ensure(c, s, n_pieces);
   if (st)
     return st;

@@ -75,6 +75,19 @@ typedef struct cph_stage {
 
 void cph_stage_release(const cph_bufctx *c, cph_stage *s);
 
+/* What staging a whole batch takes, summed over its reads and haplotypes
+ * once per call (on the pool, while the call is validated), so that the
+ * caller's thread, which cuts chunks and plans each chunk's staging, need
+ * not read every read of a batch that goes whole: read rows, the bases of
+ * all haplotypes (a row's cells), haplotype words, and the reads and
+ * haplotypes that are not empty (a pair of two such is a job). */
+typedef struct cph_batch_sum {
+  uint64_t rows, hap_len, words;
+  size_t reads, haps;
+} cph_batch_sum;
+
+void cph_batch_sum_of(const clphmm_batch *bt, cph_batch_sum *sum);
+
 /* Stage pieces of batches whose shapes are valid (cph_validate_batch_shape)
  * in `flavor` (results of pairs with an empty read or haplotype are set to
  * -inf in `results` here). Staging validates what it copies: on invalid
@@ -83,8 +96,11 @@ void cph_stage_release(const cph_bufctx *c, cph_stage *s);
 /* Reads of at least `skip_rows` rows (0: none) are left out: they take no
  * rows and their pairs no jobs nor results (float mode's double-first
  * pairs, computed elsewhere); their table entries are empty reads. */
+/* `sums`: the batches' cph_batch_sum, or NULL (it only makes planning a
+ * piece of a whole batch faster). */
 clphmm_status cph_stage_pieces(const cph_bufctx *c, cph_pool *pool,
                                cph_stage *s, const clphmm_batch *batches,
+                               const cph_batch_sum *sums,
                                const cph_piece *pieces, size_t n_pieces,
                                size_t skip_rows, double *results);
 
