@@ -2,7 +2,7 @@
  * pieces planned from them (engine/stage.h cph_stage_pieces) equal those
  * cut and planned read by read (no sums): the same pieces, cursor and
  * staged data, byte for byte, for random batches (empty reads, empty
- * haplotypes, empty batches) under random bounds on cells, pairs, device
+ * haplotypes, batches without reads or without haplotypes) under random bounds on cells, pairs, device
  * bytes and minimum pairs, over whole calls and over ranges that end
  * inside a batch (a shared call's). Also that the sums are what staging a
  * batch takes, counted here read by read. */
@@ -56,8 +56,8 @@ static void make_call(test_rng *rng, size_t n, call_data *cd) {
   for (size_t b = 0; b < n; b++) {
     clphmm_batch *bt = &cd->batches[b];
     const int empty = test_rng_range(rng, 0, 9) == 0;
-    bt->n_reads = empty ? 0 : test_rng_range(rng, 1, 12);
-    bt->n_haplotypes = empty ? 0 : test_rng_range(rng, 1, 5);
+    bt->n_reads = empty ? 0 : test_rng_range(rng, 0, 12);
+    bt->n_haplotypes = empty ? 0 : test_rng_range(rng, 0, 5);
     clphmm_read *reads = calloc(bt->n_reads + 1, sizeof *reads);
     clphmm_haplotype *haps = calloc(bt->n_haplotypes + 1, sizeof *haps);
     if (!reads || !haps)
