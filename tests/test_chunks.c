@@ -2,10 +2,10 @@
  * pieces planned from them (engine/stage.h cph_stage_pieces) equal those
  * cut and planned read by read (no sums): the same pieces, cursor and
  * staged data, byte for byte, for random batches (empty reads, empty
- * haplotypes, batches without reads or without haplotypes) under random bounds on cells, pairs, device
- * bytes and minimum pairs, over whole calls and over ranges that end
- * inside a batch (a shared call's). Also that the sums are what staging a
- * batch takes, counted here read by read. */
+ * haplotypes, batches without reads or without haplotypes) under random
+ * bounds on cells, pairs, device bytes and minimum pairs, over whole calls
+ * and over ranges that end inside a batch (a shared call's). Also that the
+ * sums are what staging a batch takes, counted here read by read. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
