@@ -1213,9 +1213,10 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   const double t0 = cph_now();
   size_t n_pairs, longest;
   uint64_t cells;
-  /* (Without memory for the batches' sums, chunks are cut read by read.) */
+  /* (Without memory for the batches' sums, chunks are cut read by read;
+   * calloc checks the size's overflow, which 32-bit builds could reach.) */
   cph_batch_sum *sums =
-      n_batches && batches ? malloc(n_batches * sizeof *sums) : NULL;
+      n_batches && batches ? calloc(n_batches, sizeof *sums) : NULL;
   clphmm_status rc = validate_shapes(ctx->pool, batches, n_batches, &n_pairs,
                                      &cells, &longest, sums);
   if (!rc && n_pairs > 0 && !out)
