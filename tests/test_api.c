@@ -192,8 +192,10 @@ static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
 
 /* ---- many batches ----------------------------------------------------- */
 
-/* Many one-pair batches: a call's shapes are checked and its results
- * copied to out on the pool (compute.c, SHAPE_RANGE, COPY_PART): 140,000
+/* Many one-pair batches: a call's shapes are checked, its batches summed
+ * (the sums that chunks are cut and staged from: a sum in the wrong place
+ * moves rows and results) and its results copied to out on the pool
+ * (compute.c, SHAPE_RANGE, COPY_PART; engine/chunks.c): 140,000
  * batches of 7 reads x 16 haplotypes taken in turn, against the reference
  * pair by pair; then a batch in the middle with NULL reads, named in the
  * message, with out untouched. */
