@@ -22,17 +22,6 @@ static int add_piece(cph_pieces *list, size_t *n, cph_piece p) {
   return 1;
 }
 
-/* The bases of all haplotypes of bt and their staged words. */
-static uint64_t hap_cells_words(const clphmm_batch *bt, uint64_t *words) {
-  uint64_t len = 0;
-  *words = 0;
-  for (size_t h = 0; h < bt->n_haplotypes; h++) {
-    len += bt->haplotypes[h].length;
-    *words += cph_hap_words(bt->haplotypes[h].length);
-  }
-  return len;
-}
-
 /* The running totals of the chunk being cut. */
 typedef struct totals {
   uint64_t cells, pairs, bytes;
@@ -64,8 +53,12 @@ clphmm_status cph_next_chunk(cph_cursor *cur, const cph_batch_sum *sums,
   size_t n = 0;
   while (!cph_cursor_at_end(cur)) {
     const clphmm_batch *bt = &cur->batches[cur->batch];
+    cph_batch_sum own;
+    const cph_batch_sum *bs = sums ? &sums[cur->batch] : &own;
+    if (!sums)
+      cph_batch_haps_of(bt, &own);
     totals add;
-    if (sums && whole_batch_fits(cur, &sums[cur->batch], &t, &add)) {
+    if (sums && whole_batch_fits(cur, bs, &t, &add)) {
       if (!add_piece(list, &n,
                      (cph_piece){cur->batch, 0, bt->n_reads, cur->out}))
         return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for chunks");
@@ -78,9 +71,10 @@ clphmm_status cph_next_chunk(cph_cursor *cur, const cph_batch_sum *sums,
     }
     const size_t n_reads =
         cur->batch == cur->end_batch ? cur->end_read : bt->n_reads;
-    uint64_t words, hap_len = hap_cells_words(bt, &words);
+    const uint64_t hap_len = bs->hap_len;
     size_t r = cur->read;
-    uint64_t pbytes = cph_stage_device_bytes(0, words, 0, 0, cur->real_size);
+    uint64_t pbytes =
+        cph_stage_device_bytes(0, bs->words, 0, 0, cur->real_size);
     for (; r < n_reads; r++) {
       const uint64_t len = bt->reads[r].length;
       const uint64_t rb =

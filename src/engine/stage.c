@@ -250,13 +250,17 @@ static void stage_piece(void *arg, size_t p) {
   s->bad[p] = !ok;
 }
 
-void cph_batch_sum_of(const clphmm_batch *bt, cph_batch_sum *sum) {
+void cph_batch_haps_of(const clphmm_batch *bt, cph_batch_sum *sum) {
   *sum = (cph_batch_sum){0, 0, 0, 0, 0};
   for (size_t h = 0; h < bt->n_haplotypes; h++) {
     sum->hap_len += bt->haplotypes[h].length;
     sum->words += cph_hap_words(bt->haplotypes[h].length);
     sum->haps += bt->haplotypes[h].length > 0;
   }
+}
+
+void cph_batch_sum_of(const clphmm_batch *bt, cph_batch_sum *sum) {
+  cph_batch_haps_of(bt, sum);
   for (size_t r = 0; r < bt->n_reads; r++) {
     sum->rows += bt->reads[r].length;
     sum->reads += bt->reads[r].length > 0;
@@ -276,20 +280,19 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
     o[2] = words;
     o[3] = jobs;
     const clphmm_batch *bt = &batches[pieces[p].batch];
+    cph_batch_sum own;
+    const cph_batch_sum *bs = sums ? &sums[pieces[p].batch] : &own;
+    if (!sums)
+      cph_batch_haps_of(bt, &own);
+    words += bs->words;
+    reads += pieces[p].r1 - pieces[p].r0;
     if (sums && !skip_rows && pieces[p].r0 == 0 &&
         pieces[p].r1 == bt->n_reads) {
-      const cph_batch_sum *bs = &sums[pieces[p].batch];
       rows += bs->rows;
-      words += bs->words;
-      reads += bt->n_reads;
       jobs += bs->reads * bs->haps;
       continue;
     }
-    size_t haps = 0, nonempty = 0;
-    for (size_t h = 0; h < bt->n_haplotypes; h++) {
-      words += cph_hap_words(bt->haplotypes[h].length);
-      haps += bt->haplotypes[h].length > 0;
-    }
+    size_t nonempty = 0;
     for (size_t r = pieces[p].r0; r < pieces[p].r1; r++) {
       const size_t len = bt->reads[r].length;
       if (skipped(len, skip_rows))
@@ -297,8 +300,7 @@ static void piece_offsets(cph_stage *s, const clphmm_batch *batches,
       rows += len;
       nonempty += len > 0;
     }
-    reads += pieces[p].r1 - pieces[p].r0;
-    jobs += nonempty * haps;
+    jobs += nonempty * bs->haps;
   }
   s->n_rows = rows;
   s->n_reads = reads;

@@ -87,6 +87,8 @@ typedef struct cph_batch_sum {
 } cph_batch_sum;
 
 void cph_batch_sum_of(const clphmm_batch *bt, cph_batch_sum *sum);
+/* Its haplotypes' part alone (hap_len, words, haps; the rest 0). */
+void cph_batch_haps_of(const clphmm_batch *bt, cph_batch_sum *sum);
 
 /* Stage pieces of batches whose shapes are valid (cph_validate_batch_shape)
  * in `flavor` (results of pairs with an empty read or haplotype are set to
