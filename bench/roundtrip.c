@@ -16,14 +16,20 @@
  *                  kernel writes the round trip's number there) before
  *                  clWaitForEvents: when the host could see the data
  *   flag-seen      that case's time to the flag alone
+ *   gated+wait     the trip enqueued ahead behind a user event, timed from
+ *                  setting the event to the copy out's completion
+ *   gated+flush    the same, the queue flushed before the gate opens
  *
  * and the host's time in single enqueue calls (each followed by an
  * untimed clFinish): enq-write and enq-read (the copies above), enq-2buf
  * (the kernel above), enq-8buf (a kernel of eight buffer arguments) and
  * enq-8sub (the same on eight sub-buffers of one buffer, as clphmm's
  * packed small chunks have), enq-15arg (those and seven scalars, as
- * clphmm's kernels take) and enq-local (the same with 32 KB of local
- * memory).
+ * clphmm's kernels take), enq-local (the same with 32 KB of local
+ * memory) and enq-local48 (48 KB, as a small call's double kernel has),
+ * and four of them again returning an event (-ev); then two launches on
+ * two queues enqueued by one thread (2q-serial) or at once by two
+ * (2q-threads), timed until both calls returned.
  *
  *   roundtrip [N] [IN] [OUT] [SPIN_NS]  (defaults 2000 40000 8192 0)
  * Environment: ROUNDTRIP_DEVICE (index among all devices, default: the
@@ -31,6 +37,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +89,21 @@ static const char *src =
     "q;\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  if (get_global_id(0) == 0) a[0] = t[i & 8191] + c[0] + d[0] + e[0] +\n"
+    "                                     f[0] + g[0] + h[0] + j + k + l + m "
+    "+\n"
+    "                                     n.x + o;\n"
+    "}\n"
+    "__kernel void big48(__global uint *a, __global uint *b, __global uint "
+    "*c,\n"
+    "                  __global uint *d, __global uint *e, __global uint *f,\n"
+    "                  __global uint *g, __global uint *h, uint i, int j,\n"
+    "                  uint k, uint l, uint m, uint4 n, uint o) {\n"
+    "  __local uint t[12288];\n"
+    "  const size_t w = get_local_id(0);\n"
+    "  for (size_t q = w; q < 12288; q += get_local_size(0)) t[q] = b[q & 7] + "
+    "q;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  if (get_global_id(0) == 0) a[0] = t[i % 12288] + c[0] + d[0] + e[0] +\n"
     "                                     f[0] + g[0] + h[0] + j + k + l + m "
     "+\n"
     "                                     n.x + o;\n"
@@ -144,6 +166,92 @@ static void *pinned(cl_context c, cl_command_queue q, size_t n, cl_mem *m) {
                                0, NULL, NULL, &e);
   CHECK(e);
   return p;
+}
+
+/* Kernel `name` of fifteen arguments (eight buffers, seven scalars) with
+ * them set. */
+static cl_kernel fifteen_args(cl_program prog, const char *name,
+                              const cl_mem *sub) {
+  cl_int e;
+  cl_kernel k = clCreateKernel(prog, name, &e);
+  CHECK(e);
+  const cl_uint one_u = 1;
+  const cl_uint4 four = {{1, 2, 3, 4}};
+  for (cl_uint a = 0; a < 8; a++)
+    CHECK(clSetKernelArg(k, a, sizeof(cl_mem), &sub[a]));
+  for (cl_uint a = 8; a < 15; a++)
+    CHECK(clSetKernelArg(k, a, a == 13 ? sizeof four : sizeof one_u,
+                         a == 13 ? (const void *)&four : (const void *)&one_u));
+  return k;
+}
+
+/* Two launches on two queues (as a small call's float pass and its
+ * speculative double pass): enqueued one after the other by one thread
+ * ("2q-serial"), or at once, the second by a helper thread that spins on
+ * a flag ("2q-threads"); timed until both enqueue calls returned. */
+typedef struct helper {
+  cl_command_queue q;
+  cl_kernel k;
+  atomic_int go, done, quit;
+} helper;
+
+static void *helper_main(void *arg) {
+  helper *h = arg;
+  const size_t global = 128, local = 128;
+  for (;;) {
+    while (!atomic_load(&h->go))
+      if (atomic_load(&h->quit))
+        return NULL;
+    atomic_store(&h->go, 0);
+    CHECK(clEnqueueNDRangeKernel(h->q, h->k, 1, NULL, &global, &local, 0, NULL,
+                                 NULL));
+    CHECK(clFlush(h->q));
+    atomic_store(&h->done, 1);
+  }
+}
+
+static void two_queues(cl_context ctx, cl_device_id dev, cl_kernel k1,
+                       cl_kernel k2, double *t, int n) {
+  cl_int e;
+  cl_command_queue q1 = clCreateCommandQueue(ctx, dev, 0, &e);
+  CHECK(e);
+  cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &e);
+  CHECK(e);
+  helper h = {.q = q2, .k = k2};
+  pthread_t th;
+  if (pthread_create(&th, NULL, helper_main, &h)) {
+    fprintf(stderr, "roundtrip: no thread\n");
+    exit(1);
+  }
+  const size_t global = 128, local = 128;
+  for (int threads = 0; threads < 2; threads++) {
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < n; i++) {
+        const double t0 = now_us();
+        if (threads)
+          atomic_store(&h.go, 1);
+        CHECK(clEnqueueNDRangeKernel(q1, k1, 1, NULL, &global, &local, 0, NULL,
+                                     NULL));
+        CHECK(clFlush(q1));
+        if (threads) {
+          while (!atomic_load(&h.done))
+            ;
+          atomic_store(&h.done, 0);
+        } else {
+          CHECK(clEnqueueNDRangeKernel(q2, k2, 1, NULL, &global, &local, 0,
+                                       NULL, NULL));
+          CHECK(clFlush(q2));
+        }
+        t[i] = now_us() - t0;
+        CHECK(clFinish(q1));
+        CHECK(clFinish(q2));
+      }
+    report(threads ? "2q-threads" : "2q-serial", t, n);
+  }
+  atomic_store(&h.quit, 1);
+  pthread_join(th, NULL);
+  clReleaseCommandQueue(q1);
+  clReleaseCommandQueue(q2);
 }
 
 enum { WAIT, POLL, BLOCKING, FLAG };
@@ -267,6 +375,39 @@ int main(int argc, char **argv) {
   }
   report("flag-seen", seen, n);
 
+  /* The same round trip enqueued ahead, behind a user event (as a call
+   * could enqueue the next call's commands): timed from opening the gate
+   * to the copy out's completion; "gated+flush" flushes the queue after
+   * enqueueing, before the timed part. */
+  for (int flush = 0; flush < 2; flush++) {
+    for (int pass = 0; pass < 2; pass++)
+      for (int i = 0; i < n; i++, seq++) {
+        cl_event gate = clCreateUserEvent(ctx, &e), ev;
+        CHECK(e);
+        CHECK(clSetKernelArg(work, 3, sizeof seq, &seq));
+        CHECK(clEnqueueWriteBuffer(q, din, CL_FALSE, 0, in_b, pin, 1, &gate,
+                                   NULL));
+        CHECK(clEnqueueNDRangeKernel(q, work, 1, NULL, &global, &local, 0, NULL,
+                                     NULL));
+        CHECK(clEnqueueReadBuffer(q, dout, CL_FALSE, 0, out_b, (void *)pout, 0,
+                                  NULL, &ev));
+        if (flush)
+          CHECK(clFlush(q));
+        const double t0 = now_us();
+        CHECK(clSetUserEventStatus(gate, CL_COMPLETE));
+        CHECK(clFlush(q));
+        CHECK(clWaitForEvents(1, &ev));
+        t[i] = now_us() - t0;
+        clReleaseEvent(ev);
+        clReleaseEvent(gate);
+        if (pout[0] != pin[0] + seq || pout[n_out - 1] != seq) {
+          fprintf(stderr, "roundtrip: wrong data in gated trips\n");
+          return 1;
+        }
+      }
+    report(flush ? "gated+flush" : "gated+wait", t, n);
+  }
+
   cl_kernel eight = clCreateKernel(prog, "eight", &e);
   CHECK(e);
   cl_mem own[8], whole = clCreateBuffer(ctx, 0, 8 * 4096, NULL, &e), sub[8];
@@ -278,26 +419,17 @@ int main(int argc, char **argv) {
     sub[a] = clCreateSubBuffer(whole, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &e);
     CHECK(e);
   }
-  cl_kernel fifteen = clCreateKernel(prog, "fifteen", &e);
-  CHECK(e);
-  for (cl_uint a = 0; a < 8; a++)
-    CHECK(clSetKernelArg(fifteen, a, sizeof(cl_mem), &sub[a]));
-  const cl_uint one_u = 1;
-  const cl_uint4 four = {{1, 2, 3, 4}};
-  for (cl_uint a = 8; a < 15; a++)
-    CHECK(clSetKernelArg(fifteen, a, a == 13 ? sizeof four : sizeof one_u,
-                         a == 13 ? (const void *)&four : (const void *)&one_u));
-  cl_kernel big = clCreateKernel(prog, "big", &e);
-  CHECK(e);
-  for (cl_uint a = 0; a < 8; a++)
-    CHECK(clSetKernelArg(big, a, sizeof(cl_mem), &sub[a]));
-  for (cl_uint a = 8; a < 15; a++)
-    CHECK(clSetKernelArg(big, a, a == 13 ? sizeof four : sizeof one_u,
-                         a == 13 ? (const void *)&four : (const void *)&one_u));
-  static const char *const enq[] = {"enq-write", "enq-read", "enq-2buf",
-                                    "enq-8buf",  "enq-8sub", "enq-15arg",
-                                    "enq-local"};
-  for (int c = 0; c < 7; c++) {
+  cl_kernel fifteen = fifteen_args(prog, "fifteen", sub);
+  cl_kernel big = fifteen_args(prog, "big", sub);
+  cl_kernel big48 = fifteen_args(prog, "big48", sub);
+  static const char *const enq[] = {
+      "enq-write",    "enq-read",    "enq-2buf",    "enq-8buf",
+      "enq-8sub",     "enq-15arg",   "enq-local",   "enq-local48",
+      "enq-write-ev", "enq-read-ev", "enq-2buf-ev", "enq-local48-ev"};
+  for (int c0 = 0; c0 < 12; c0++) {
+    /* Cases 8..11 repeat 0, 1, 2 and 7 with an event. */
+    const int c = c0 < 8 ? c0 : c0 == 11 ? 7 : c0 - 8;
+    cl_event ev = NULL, *evp = c0 >= 8 ? &ev : NULL;
     if (c == 3 || c == 4)
       for (cl_uint a = 0; a < 8; a++)
         CHECK(clSetKernelArg(eight, a, sizeof(cl_mem),
@@ -307,22 +439,25 @@ int main(int argc, char **argv) {
         const double t0 = now_us();
         if (c == 0)
           CHECK(clEnqueueWriteBuffer(q, din, CL_FALSE, 0, in_b, pin, 0, NULL,
-                                     NULL));
+                                     evp));
         else if (c == 1)
           CHECK(clEnqueueReadBuffer(q, dout, CL_FALSE, 0, out_b, (void *)pout,
-                                    0, NULL, NULL));
+                                    0, NULL, evp));
         else
           CHECK(clEnqueueNDRangeKernel(q,
                                        c == 2   ? work
                                        : c == 5 ? fifteen
                                        : c == 6 ? big
+                                       : c == 7 ? big48
                                                 : eight,
-                                       1, NULL, &global, &local, 0, NULL,
-                                       NULL));
+                                       1, NULL, &global, &local, 0, NULL, evp));
         t[i] = now_us() - t0;
         CHECK(clFinish(q));
+        if (ev)
+          clReleaseEvent(ev);
       }
-    report(enq[c], t, n);
+    report(enq[c0], t, n);
   }
+  two_queues(ctx, dev, big48, fifteen, t, n);
   return 0;
 }

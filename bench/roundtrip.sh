@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-bench}
 mkdir -p "$BUILD"
-cc -O2 -std=c11 -Wall -Wextra -o "$BUILD/roundtrip" bench/roundtrip.c \
+cc -O2 -std=c11 -Wall -Wextra -pthread -o "$BUILD/roundtrip" bench/roundtrip.c \
   -l:libOpenCL.so.1
 n=${1:-2000}
 "$BUILD/roundtrip" "$n" 40000 8192 0

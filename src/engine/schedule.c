@@ -382,7 +382,8 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * cells per work-group the device runs at once, estimated as
  * CPH_SPLIT_GROUPS_PER_UNIT per compute unit) split, when the largest
  * holds at least CPH_SPLIT_MIN_EXCESS shares: on twice as many parts as
- * it holds shares, at most CPH_SPLIT_DEFAULT_PARTS, and fewer when the
+ * it holds shares, at most CPH_SPLIT_DEFAULT_PARTS and at most its rounds
+ * of tiles (a launch whose pairs run one round never splits), fewer when the
  * split pairs' parts would exceed twice the work-groups the device runs
  * at once (at most 4 parts, or no limit on the parts of all split pairs,
  * measured the same within 1% on the long suite and its half). Nor does
@@ -398,7 +399,8 @@ static unsigned launch_coop(const cph_engine *ctx, const cph_stage *stage,
  * (CI hung so). */
 static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
                              const uint64_t *keys, size_t start, size_t n,
-                             unsigned coop, int bound_exit, size_t *big) {
+                             const cph_variant *v, unsigned coop,
+                             int bound_exit, size_t *big) {
   const unsigned units = ctx->dev.info.compute_units;
   *big = n - start;
   if (coop < 2 || ctx->split_parts == 1 || units < 2 ||
@@ -409,15 +411,24 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
   if (bound_exit)
     return 1;
   uint64_t total = 0, most = 0;
+  uint32_t tiles = 0;
   for (size_t i = start; i < n; i++) {
     const cph_job *jb = &stage->jobs[key_job(keys[i])];
     const uint64_t c = (uint64_t)jb->R * jb->H;
+    const uint32_t t = tiles_of(jb, v);
     total += c;
     most = c > most ? c : most;
+    tiles = t > tiles ? t : tiles;
   }
+  /* A pair's parts run its rounds (coop tiles each): parts beyond the
+   * rounds of the launch's longest read would idle, and pairs of one
+   * round gain nothing from the split program's flags and fences (a
+   * small call's double pass of 300 pairs of 150 x 512 on 32x4/128, two
+   * tiles a pair: 148.8 us split in 8, 66.8 whole, on the H200). */
+  const uint32_t rounds = (tiles + coop - 1) / coop;
   const uint64_t slots = (uint64_t)units * CPH_SPLIT_GROUPS_PER_UNIT,
                  share = total / slots;
-  if (share == 0 || most < CPH_SPLIT_MIN_EXCESS * share)
+  if (rounds < 2 || share == 0 || most < CPH_SPLIT_MIN_EXCESS * share)
     return 1;
   /* The jobs up to the last one above a share. */
   *big = 0;
@@ -429,6 +440,8 @@ static unsigned launch_split(const cph_engine *ctx, const cph_stage *stage,
   uint64_t parts = 2 * ((most + share - 1) / share);
   if (parts > CPH_SPLIT_DEFAULT_PARTS)
     parts = CPH_SPLIT_DEFAULT_PARTS;
+  if (parts > rounds)
+    parts = rounds;
   while (parts > 2 && *big * parts > 2 * slots)
     parts--;
   if (parts > units)
@@ -733,8 +746,8 @@ static clphmm_status cut_launches(cph_engine *ctx, int set,
         launch_coop(ctx, stage, s->keys, start, bin_end, &k->variant);
     size_t big = 0;
     const int bound_exit = launch_exit(ctx, set, bin, s);
-    unsigned split = launch_split(ctx, stage, s->keys, start, bin_end, coop,
-                                  bound_exit, &big);
+    unsigned split = launch_split(ctx, stage, s->keys, start, bin_end,
+                                  &k->variant, coop, bound_exit, &big);
     const size_t end = launch_end(ctx, stage, s->keys, bin_end, start,
                                   &k->variant, coop, split);
     cph_launch *L = add_launch(s);
