@@ -75,7 +75,7 @@
  * (a multiple of the vector width: 4 floats or 2 doubles), CPH_WG
  * (work-group size, a multiple of CPH_G), CPH_SHUFFLE (see shuffle.cl,
  * prepended by the host), CPH_INLINE (0/1: rows computed in the kernel,
- * ROW_AT below), CPH_EXIT and CPH_SPLIT (below).
+ * ROW_AT below), CPH_EXIT, CPH_SPLIT and CPH_LRING (below).
  */
 #ifndef CPH_VEC
 #define CPH_VEC 0
@@ -370,8 +370,9 @@ typedef float4 realv;
  * takes the row above from the boundary row (loaded PREFETCH steps ahead,
  * through bq, or one step ahead, through bnext) and the last lane writes its
  * row there; the single-tile copy (0) starts from
- * row 0 and only sums; 2 is the ring's copy (RING) and 3 a split round's
- * (SPLIT_Q below: its first slot reads the row above volatile). Every copy
+ * row 0 and only sums; 2 is the ring's copy (RING), 3 a split round's
+ * (SPLIT_Q below: its first slot reads the row above volatile) and 4 that
+ * of concurrent tiles of one round through local memory (LRING). Every copy
  * sums: a tile's sums are reset at its start, so after the last tile they
  * hold the pair's. */
 #define STEP(R, MULTI, NEG)                                                    \
@@ -391,6 +392,9 @@ typedef float4 realv;
     } else if ((MULTI) == 2) {                                                 \
       bcur = bnext;                                                            \
       bnext = RING_IN(s, (R) + 1);                                             \
+    } else if ((MULTI) == 4) {                                                 \
+      bcur = bnext;                                                            \
+      bnext = LRING_IN(s + (R) + 1, NEG);                                      \
     }                                                                          \
     if (lane == 0) {                                                           \
       nsym = ((R) < 3 ? w >> (8 * ((R) + 1)) : w_next) & 0xffu;                \
@@ -418,6 +422,9 @@ typedef float4 realv;
       bnd[j - 1] = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);             \
     if ((MULTI) == 2 && lane == G - 1)                                         \
       RING_OUT(s, R) = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);         \
+    if ((MULTI) == 4 && lane == G - 1 && j >= 1 &&                             \
+        (!(NEG) || j <= (int)nsteps))                                          \
+      LRING_OUT(j - 1) = (real4)(M[C - 1], X[C - 1], SHIP_T(), (real)0);       \
     dM = uM;                                                                   \
     dX = uX;                                                                   \
     dT = uT;                                                                   \
@@ -461,6 +468,8 @@ typedef float4 realv;
       bnext = BOUND_IN(s, NEG, MULTI);                                         \
     else if ((MULTI) == 2)                                                     \
       bnext = RING_IN(s, 0);                                                   \
+    else if ((MULTI) == 4)                                                     \
+      bnext = LRING_IN(s, NEG);                                                \
     sym = lane == 0 ? (w & 0xffu) : SYM_NONE;                                  \
     LOAD_PRIORS(pv, sym);                                                      \
   }
@@ -539,6 +548,42 @@ typedef float4 realv;
 #endif
 #define RING_SYNC() asm volatile("bar.warp.sync 0xffffffff;" ::: "memory")
 
+/* Concurrent tiles of one round through local memory (LRING: programs of
+ * small-call variants whose local memory has room, CPH_LRING from the
+ * host). A pair whose tiles all run in one round (a small call's reads of
+ * two or more tiles) needs no boundary row in global memory: the tile
+ * above's last lane writes column index k to entry k mod LRING_N of its
+ * lane group's ring at its step k + G - 1, and lane 0 of the tile below
+ * reads it one step ahead of its step k, LAG - G >= 4 steps later, so a
+ * barrier (every four steps) lies between; the entry is written again
+ * LRING_N + G - LAG >= 4 steps after that read. The first tile's row above
+ * is row 0. Through the global row such a tile took 103 ns a step on the
+ * H200 (150-base reads on 32x4/128, double), 63 without its loads and
+ * stores: the L2's latency was not hidden. Entries past those the tile
+ * above writes hold zeros or older columns; they reach only columns of
+ * lanes that never get to the last lane (as in the global row). */
+#ifndef CPH_LRING
+#define CPH_LRING 0
+#endif
+#define LRING (CPH_LRING && !CPH_SEQ)
+#define LRING_N 16
+#if LRING_N < LAG - G + 4
+#error "the local ring is too short for the lag between concurrent tiles"
+#endif
+#if LRING
+#define LRING_IN(k, NEG)                                                       \
+  ((NEG) && (int)(k) < 0                                                       \
+       ? (real4)(0, 0, tile * TILE <= pad ? init : (real)0, 0)                 \
+   : tslot == 0 ? (real4)(0, 0, init, 0)                                       \
+                : lr_in[(uint)(k) & (LRING_N - 1)])
+#define LRING_OUT(k) lr_out[(uint)(k) & (LRING_N - 1)]
+#define TILES_FENCE (CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#else /* (dead code, but must compile) */
+#define LRING_IN(k, NEG) ((real4)0)
+#define LRING_OUT(k) bcur
+#define TILES_FENCE CLK_GLOBAL_MEM_FENCE
+#endif
+
 /* Columns k0 .. k0 + RCH - 1 (clamped) into read ring half h. */
 #define RING_LOAD(k0, h)                                                       \
   {                                                                            \
@@ -579,7 +624,7 @@ typedef float4 realv;
       const int s = (int)gs + s0;                                              \
       BLOCK4(MULTI, MULTI);                                                    \
       SPLIT_POINT(gs + 4);                                                     \
-      barrier(CLK_GLOBAL_MEM_FENCE);                                           \
+      barrier(TILES_FENCE);                                                    \
     }                                                                          \
   }
 
@@ -623,7 +668,7 @@ typedef float4 realv;
     if (point_)                                                                \
       SPLIT_POINT(gs);                                                         \
     if (sync || point_)                                                        \
-      barrier(CLK_GLOBAL_MEM_FENCE);                                           \
+      barrier((MULTI) == 4 ? CLK_LOCAL_MEM_FENCE : CLK_GLOBAL_MEM_FENCE);      \
   }
 
 /* The same round where a tile, and a slot past the round's tiles, idles at
@@ -820,6 +865,9 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
 #if RING
   __local real4 ring_in[LG][2 * RCH + 1], ring_out[LG][RCH];
 #endif
+#if LRING
+  __local real4 lring[LG][LRING_N];
+#endif
   CPH_SHUFFLE_DECL
 
   const uint lid = get_local_id(0);
@@ -846,6 +894,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
   const uint pair = gidx * ppw + pslot;
 #if RING
   __local real4 *const rin = ring_in[slot], *const rout = ring_out[slot];
+#endif
+#if LRING
+  /* This lane group's ring, and that of the tile above (slot - ppw). */
+  __local real4 *const lr_out = lring[slot],
+                       *const lr_in = lring[slot >= ppw ? slot - ppw : slot];
 #endif
   pairs += first_slot;
   groups += first_group;
@@ -884,16 +937,19 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
   /* The row above the first tile is row 0: M = X = 0, Y = init. Column j
    * of a boundary row is stored at j - 1. (The barrier stays outside the
    * condition: PoCL cannot form work-group regions around it otherwise.) */
+  const uint nrounds = (ntiles + coop - 1) / coop;
+  /* Concurrent tiles of one round pass their rows through local memory
+   * (LRING), never through `bound`. */
+  const int use_lring = LRING && ntiles > 1 && nrounds == 1 && W == 1;
 #if CPH_SPLIT
-  if (ntiles > 1 && tslot == 0 && part == 0)
+  if (ntiles > 1 && !use_lring && tslot == 0 && part == 0)
 #else
-  if (ntiles > 1 && tslot == 0)
+  if (ntiles > 1 && !use_lring && tslot == 0)
 #endif
     for (uint b = 0; b < W; b++)
       for (uint c = lane; c < nsteps; c += G)
         rows0[(size_t)b * bound_cols + c] = (real4)(0, 0, init, 0);
   barrier(CLK_GLOBAL_MEM_FENCE);
-  const uint nrounds = (ntiles + coop - 1) / coop;
   for (uint round = part; round < nrounds && !stop; round += W) {
     const uint tile = round * coop + tslot;
     /* Tiles running in this round; slots past them compute padding. */
@@ -907,6 +963,11 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
       above_flag = flags + (round > 0 ? round - 1 : 0);
     }
     LOAD_TILE_ROWS();
+#if LRING
+    if (use_lring) /* (defined entries, ordered by the barrier below) */
+      for (uint c = lane; c < LRING_N; c += G)
+        lr_out[c] = (real4)0;
+#endif
     /* A split round's first columns of the round above. */
     if (W > 1 && lid == 0 && round > 0) {
       SPLIT_WAIT(min((uint)SPLIT_Q + 4, split_cols));
@@ -927,6 +988,10 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
      * slot whole subgroups when it runs tiles concurrently. */
     if (ntiles == 1)
       TILE_STEPS_SINGLE()
+#if LRING
+    else if (use_lring)
+      TILE_STEPS_IDLE(4)
+#endif
 #if RING /* the host runs CPH_SEQ variants with coop = 1, never split */
     else
       TILE_STEPS_RING()
@@ -943,7 +1008,7 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
     /* One copy: these backends synchronise the work-group (local memory
      * barriers, or subgroup operations that PoCL implements with them),
      * and PoCL cannot compile barriers inside the arms of an if/else. */
-    const int multi = ntiles == 1 ? 0 : W > 1 ? 3 : 1;
+    const int multi = ntiles == 1 ? 0 : W > 1 ? 3 : use_lring ? 4 : 1;
     TILE_STEPS(multi)
 #endif
     if (W > 1)

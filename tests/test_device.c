@@ -1063,6 +1063,49 @@ static void check_rows_elsewhere(clphmm_context *ctx, const gen *g, size_t n,
   free(got);
 }
 
+/* Tiles at once through local memory (cl/pairhmm.cl LRING): a small call
+ * whose reads all need 2..4 tiles of the small-call variant's 64 rows
+ * (16x4/64:small, four lane groups) runs them as concurrent tiles, in one
+ * round where its launch has the slots (every group on GPUs, which order
+ * pairs most tiles first; groups of two tiles elsewhere): through the
+ * variant's rings, the same bits as tiles one after the other through the
+ * boundary row in global memory (max_coop = 1), and the reference's. Its
+ * program has the rings (variant.lring: the local memory has room). */
+static void test_small_ring(clphmm_precision p, test_rng *rng) {
+  clphmm_context *ctx = NULL;
+  if (open_with_variants(p, "4x4/64,8x8/64,16x4/64:small",
+                         "4x4/64,8x8/64,16x4/64:small", &ctx) <= 0)
+    return;
+  const int set = p == CLPHMM_PRECISION_DOUBLE ? CPH_SET_DOUBLE : CPH_SET_FLOAT;
+  cph_engine *e = ctx->eng[0];
+  const cph_kernel *k = NULL;
+  CHECK(cph_context_kernel(e, e->variants[set].n, set, &k) == CLPHMM_SUCCESS &&
+            k->variant.small && k->variant.lring,
+        "%s: the small-call variant's program has no rings",
+        p ? "double" : "float");
+  gen g = {0};
+  size_t lens[] = {65, 100, 128, 129, 180, 192, 193, 256};
+  add_batch(&g, rng, lens, 8, 3, 1, 300, 1, 1);
+  size_t short_len[] = {70, 250};
+  add_batch(&g, rng, short_len, 2, 2, 1, 6, 0, 0); /* loads past H */
+  size_t n;
+  clphmm_count_pairs(g.batches, g.n, &n);
+  const unsigned saved = e->max_coop;
+  double *ring = run_device(ctx, &g, n);
+  e->max_coop = 1;
+  double *seq = run_device(ctx, &g, n);
+  e->max_coop = saved;
+  CHECK(ring && seq && memcmp(ring, seq, n * sizeof *ring) == 0,
+        "%s: tiles at once through local memory and one after the other "
+        "differ",
+        p ? "double" : "float");
+  compare(ctx, &g, "tiles at once through local memory");
+  free(ring);
+  free(seq);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
+}
+
 /* The small-call variant (":small"): a call with fewer pairs than fill the
  * device runs all of them on it in one launch (reads longer than its tile
  * as concurrent tiles, rescued pairs on the double set's small variant),
@@ -2327,6 +2370,7 @@ int main(void) {
     clphmm_context_destroy(ctx);
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
+    test_small_ring(modes[m], &rng);
     test_copy_queue(modes[m]);
     if (modes[m] == CLPHMM_PRECISION_FLOAT)
       test_rescue_chunks();

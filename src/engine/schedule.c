@@ -534,7 +534,10 @@ static const cph_kernel *launch_kernel(cph_engine *ctx, int set, uint32_t bin,
 
 /* End of the launch that starts at keys[start] with `coop` tile slots: as
  * many jobs as fit the cells per launch and the boundary scratch, and,
- * with concurrent tiles, would run with as many slots. */
+ * with concurrent tiles, would run with as many slots; a small call's
+ * launch takes its pairs of fewer tiles too (they run in slots of the
+ * first's, some idle), as one launch costs the host less than two (a
+ * launch's enqueueing is about 7-14 us on the H200). */
 static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
                          const uint64_t *keys, size_t n, size_t start,
                          const cph_variant *v, unsigned coop, unsigned split) {
@@ -565,8 +568,9 @@ static size_t launch_end(const cph_engine *ctx, const cph_stage *stage,
     uint32_t mt = t > max_tiles ? t : max_tiles;
     uint64_t slots = (end - start + 1 + ppw - 1) / ppw * ppw;
     uint64_t bound = mt > 1 ? slots * split * 4 * (mh + v->g + 5ull) * real : 0;
-    if (end > start && (cells + c > ctx->max_cells || bound > bound_cap ||
-                        (coop > 1 && job_coop(ctx, jb, v) != coop)))
+    if (end > start &&
+        (cells + c > ctx->max_cells || bound > bound_cap ||
+         (coop > 1 && !v->small && job_coop(ctx, jb, v) != coop)))
       break;
     cells += c;
     max_h = mh;
@@ -687,8 +691,12 @@ static clphmm_status fill_launches(cph_engine *ctx, cph_stage *stage,
       max_tiles =
           blocks[b].max_tiles > max_tiles ? blocks[b].max_tiles : max_tiles;
     }
-    /* Lane 0 reads the boundary at columns 1..steps (stored from 0). */
-    L->bound_cols = max_tiles > 1 ? max_steps : 0;
+    /* Lane 0 reads the boundary at columns 1..steps (stored from 0);
+     * none where every pair's tiles run at once through local memory
+     * (cl/pairhmm.cl LRING: one round, not split). */
+    const int lring =
+        L->k->variant.lring && max_tiles <= L->coop && L->split == 1;
+    L->bound_cols = max_tiles > 1 && !lring ? max_steps : 0;
     L->split_rounds = (max_tiles + L->coop - 1) / L->coop;
     const size_t bound =
         (size_t)L->n_slots * L->split * 4 * L->bound_cols * stage->real_size;
@@ -819,8 +827,7 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
   const cph_launch *L = &from->launches[0];
   const cph_variant *v = &L->k->variant;
   const cph_variant_set *vs = &ctx->variants[set];
-  if (!v->small || L->coop != 1 || L->split != 1 || L->bound_cols ||
-      !vs->has_small)
+  if (!v->small || L->split != 1 || L->bound_cols || !vs->has_small)
     return 0;
   const cph_kernel *k;
   if (cph_context_kernel(ctx, vs->n, set, &k))
@@ -830,6 +837,9 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
   /* (The stages of copied schedules are the device's to prepare.) */
   unsigned one = 1;
   k = launch_kernel(ctx, set, (uint32_t)vs->n, k, 0, 0, 0, &one);
+  /* (Tiles at once without a boundary row: through local memory.) */
+  if (L->coop > 1 && !k->variant.lring)
+    return 0;
   const cph_bufctx *c = &ctx->bufs;
   if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
                          "staging the pair list") ||

@@ -69,7 +69,8 @@ clphmm_status cph_schedule(cph_engine *ctx, int set, cph_stage *stage,
 /* The schedule of `from` (the same jobs, planned on another set, their
  * slots set) for set `set`, where it is the same: one launch on the
  * small-call variant, whose kernel in `set` has the same shape, with no
- * concurrent tiles or split pairs. 1: copied (the launch on set's kernel);
+ * boundary row (tiles at once only through local memory, in both sets'
+ * programs) or split pairs. 1: copied (the launch on set's kernel);
  * 0: not (the caller runs cph_schedule). */
 int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
                       cph_sched *sched);

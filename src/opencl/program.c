@@ -41,10 +41,12 @@ void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n) {
   snprintf(buf, n,
            "-DCPH_C=%u -DCPH_DOUBLE=%d -DCPH_FMA=%d -DCPH_G=%u -DCPH_MAXREG=%u "
            "-DCPH_SCALED=%d -DCPH_SEQ=%d -DCPH_SHUFFLE=%d -DCPH_VEC=%d "
-           "-DCPH_WG=%u -DCPH_EXIT=%d -DCPH_SPLIT=%d -DCPH_INLINE=%d%s%s%s",
+           "-DCPH_WG=%u -DCPH_EXIT=%d -DCPH_SPLIT=%d -DCPH_INLINE=%d "
+           "-DCPH_LRING=%d%s%s%s",
            v->c, dbl, v->fma, v->g, v->maxreg, cph_variant_scaled(v), v->seq,
            (int)v->shuffle, v->vec, v->wg, cph_variant_exit(v, dbl), v->split,
-           v->inline_rows, v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
+           v->inline_rows, v->lring,
+           v->ftz && !dbl ? " -cl-denorms-are-zero" : "",
            extra && *extra ? " " : "", extra && *extra ? extra : "");
 }
 
@@ -139,6 +141,8 @@ size_t cph_variant_local_bytes(const cph_variant *v, unsigned wg, int dbl) {
   size_t bytes = (size_t)(wg / v->g) * slot * 16;
   if (cph_variant_ring(v, dbl)) /* 2 RCH + 1 in, RCH out, RCH = 32 */
     bytes += (size_t)(wg / v->g) * (3 * 32 + 1) * 4 * real;
+  if (v->lring) /* LRING_N = 16 entries of 4 reals per lane group */
+    bytes += (size_t)(wg / v->g) * 16 * 4 * real;
   if (v->shuffle == CPH_SHUFFLE_LOCAL) /* cl/shuffle.cl: 3 reals, 2 words */
     bytes += (size_t)wg * (3 * real + 8);
   return bytes;
@@ -159,9 +163,19 @@ unsigned cph_variant_coop(const cph_variant *v, uint32_t tiles, unsigned max) {
 cph_variant cph_variant_fit(const cph_variant *v, int dbl,
                             const cph_device *dev) {
   cph_variant f = *v;
+  f.lring = 0;
   const uint64_t have = dev->info.local_mem_bytes;
   while (have && f.wg >= 2 * f.g && (f.wg / f.g) % 2 == 0 &&
          cph_variant_local_bytes(&f, f.wg, dbl) > have)
     f.wg /= 2;
+  /* A small call's variant runs a read of a few tiles with its tiles at
+   * once: their rows go through local memory where it has room beside the
+   * work-group as fitted (not at the cost of a smaller work-group: the
+   * H200's double 32x8/128 fills its 48 KB). */
+  cph_variant r = f;
+  r.lring = 1;
+  if (v->small && !v->seq && !v->vec &&
+      (!have || cph_variant_local_bytes(&r, r.wg, dbl) <= have))
+    f = r;
   return f;
 }

@@ -38,6 +38,10 @@ typedef struct cph_variant {
   int small;       /* small-call variant (":small"): serves every pair of a
                       chunk too small to fill the device (see plan.h) */
   int vec;         /* the vector kernel: one pair per vector lane */
+  int lring;       /* concurrent tiles of one round pass their rows through
+                      local memory (CPH_LRING, cl/pairhmm.cl LRING): small
+                      variants, where the local memory has room for it
+                      (cph_variant_fit sets it) */
   int ftz;         /* float programs flush denormals (-cl-denorms-are-zero):
                       CPUs, where GKL's float pass flushes too (FTZ) and a
                       denormal costs a hundred cycles (see plan.c) */
