@@ -739,6 +739,7 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
   cph_engine *e = ctx->eng[0];
   const int keep = e->speculate, keep_side = e->side_queue;
   CHECK(rescued > 0, "the small call rescued no pair to speculate on");
+  uint64_t onward = 0; /* pairs past the rescue without speculation */
   /* (Both sets' small-call variants have one shape here: where every read
    * fits one tile (`one_tile`), the speculative pass copies the float
    * chunk's schedule, unless told not to, and then on the side queue
@@ -759,6 +760,16 @@ static void check_speculation(clphmm_context *ctx, const gen *g, size_t n,
     CHECK(st.rescued_pairs == rescued,
           "speculation %s: %llu pairs rescued, %llu without it", names[mode],
           (unsigned long long)st.rescued_pairs, (unsigned long long)rescued);
+    /* (The speculative pass's sums stand where the rescue's do: its
+     * weights are computed for its rescue pairs, cph_later_weights; a
+     * missing weight is NaN, which would send its pair on.) */
+    const uint64_t on = st.exact_pairs + st.cpu_pairs;
+    if (mode == CPH_SPECULATE_NEVER)
+      onward = on;
+    CHECK(on == onward,
+          "speculation %s: %llu pairs went on to the exact pass or the CPU, "
+          "%llu without it",
+          names[mode], (unsigned long long)on, (unsigned long long)onward);
     CHECK((e->spec_calls > before) == (mode != CPH_SPECULATE_NEVER),
           "speculation %s: %lu speculative passes", names[mode],
           e->spec_calls - before);

@@ -610,8 +610,10 @@ static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
                       : &ctx->d;
   const chunk_src src = {c->pieces.p, n_pieces,           NULL,
                          0,           &float_slot->stage, &float_slot->sched};
-  if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1))
+  if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1)) {
     c->speculated = 1; /* (counted in spec_calls once submitted) */
+    s->weights_later = 1;
+  }
   ctx->stats.rescue_seconds += cph_now() - t0;
 }
 
@@ -694,6 +696,7 @@ static clphmm_status end_speculation(call *c) {
   for (size_t i = 0; i < c->rescue.n; i++)
     want[c->rescue.p[i].out] = 1;
   c->want = want;
+  cph_later_weights(&ctx->slots[CPH_RESCUE_SLOT], want);
   clphmm_status rc = end_chunk(c, &ctx->slots[CPH_RESCUE_SLOT], PASS_RESCUE);
   c->want = NULL;
   free(want);

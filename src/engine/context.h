@@ -112,6 +112,11 @@ typedef struct cph_slot {
   int sched_copied, lends;
   const struct cph_slot *inputs_of;
   cl_event lent_ev;
+  /* Float mode's speculative pass: its weights are computed at its end,
+   * for its rescue pairs' reads only (cph_later_weights), not at
+   * submission with the float chunk's (6-9 us of the host's share of a
+   * region's call on the H200, traced). */
+  int weights_later;
 } cph_slot;
 
 typedef struct cph_share cph_share;

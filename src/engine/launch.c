@@ -48,6 +48,7 @@ void cph_slot_abandon(cph_slot *s) {
   s->lends = 0;
   s->inputs_of = NULL;
   s->lent_ev = NULL;
+  s->weights_later = 0;
 }
 
 /* A non-blocking copy of `bytes` from host memory to `dst`: on the slot's
@@ -744,11 +745,17 @@ clphmm_status cph_submit_outputs(cph_engine *ctx, cph_slot *s) {
 }
 
 void cph_submit_weights(cph_engine *ctx, cph_slot *s) {
-  if (!s->active || !host_weights(s) || !s->stage.scaled)
+  if (!s->active || s->weights_later || !host_weights(s) || !s->stage.scaled)
     return;
   double t = ctx->trace.f ? cph_now() : 0;
   cph_stage_weights(&s->stage, ctx->pool);
   trace_part(ctx, s, "sub-weights", &t);
+}
+
+void cph_later_weights(cph_slot *s, const unsigned char *want) {
+  if (s->weights_later && host_weights(s) && s->stage.scaled)
+    cph_stage_weights_of(&s->stage, want);
+  s->weights_later = 0;
 }
 
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *s) {

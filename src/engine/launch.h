@@ -33,6 +33,11 @@ int cph_share_inputs(cph_engine *ctx, cph_slot *slot, cph_slot *from);
  * computes (no row preparation computes them there). */
 void cph_submit_weights(cph_engine *ctx, cph_slot *slot);
 
+/* A slot marked weights_later (float mode's speculative pass): the weights
+ * of the reads of its jobs that `want` marks (by out index), before its
+ * results are finished; clears the mark. */
+void cph_later_weights(cph_slot *slot, const unsigned char *want);
+
 /* Wait for the chunk in `slot`, add its device times to the statistics and
  * release its events. The sums are then in slot->sums (2 reals per slot in
  * the scaled form, else 1) and the weights in slot->stage.weights (from

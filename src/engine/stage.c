@@ -88,7 +88,11 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
   memcpy(s->raw.ptr, from->raw.ptr, CPH_RAW_ROW_BYTES * s->n_rows);
   memcpy(s->reads.ptr, from->reads.ptr, 8 * s->n_reads);
   memcpy(s->hcodes.ptr, from->hcodes.ptr, 4 * s->n_hwords);
-  /* (Not the weights: each pass has its own, from its own tables.) */
+  /* (Not the weights: each pass has its own, from its own tables. Until
+   * computed they are NaN, so that a weight never computed shows.) */
+  double *w = s->weights.ptr;
+  for (size_t k = 0; k < 2 * s->n_reads; k++)
+    w[k] = NAN;
   memcpy(s->jobs, from->jobs, s->n_jobs * sizeof *s->jobs);
   return CLPHMM_SUCCESS;
 }
@@ -125,6 +129,20 @@ static void weights_part(void *arg, size_t part) {
 void cph_stage_weights(cph_stage *s, cph_pool *pool) {
   cph_pool_for(cph_pool_for_work(pool, s->n_rows),
                (s->n_reads + WEIGHT_PART - 1) / WEIGHT_PART, weights_part, s);
+}
+
+void cph_stage_weights_of(cph_stage *s, const unsigned char *want) {
+  const uint32_t *reads = s->reads.ptr;
+  const uint8_t *ins = (const uint8_t *)s->raw.ptr + 2 * s->n_rows,
+                *del = (const uint8_t *)s->raw.ptr + 3 * s->n_rows;
+  double *w = s->weights.ptr;
+  for (size_t i = 0; i < s->n_jobs; i++) {
+    const size_t k = s->jobs[i].read;
+    if (want[s->jobs[i].out]) /* (a read of several such jobs: again) */
+      cph_weights_scaled(ins + reads[2 * k], del + reads[2 * k],
+                         reads[2 * k + 1], s->flavor == CPH_GKL_DOUBLE,
+                         &w[2 * k], &w[2 * k + 1]);
+  }
 }
 
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */

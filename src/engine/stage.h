@@ -122,6 +122,11 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
  * for 4,096 reads of 150 bases on one thread). */
 void cph_stage_weights(cph_stage *s, cph_pool *pool);
 
+/* The same for the reads of the staged jobs that `want` marks (by out
+ * index): float mode's speculative double pass, whose results only its
+ * rescue pairs take (a few reads of a region's tens). */
+void cph_stage_weights_of(cph_stage *s, const unsigned char *want);
+
 /* Stage pairs of batches whose shapes are valid (consecutive pairs of one
  * read share its rows; pairs share their haplotypes): rescue pairs, or
  * float mode's double-first pairs, whose bases and qualities no pass has
