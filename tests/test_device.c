@@ -1077,8 +1077,9 @@ static void check_rows_elsewhere(clphmm_context *ctx, const gen *g, size_t n,
 /* Tiles at once through local memory (cl/pairhmm.cl LRING): a small call
  * whose reads all need 2..4 tiles of the small-call variant's 64 rows
  * (16x4/64:small, four lane groups) runs them as concurrent tiles, in one
- * round where its launch has the slots (every group on GPUs, which order
- * pairs most tiles first; groups of two tiles elsewhere): through the
+ * round where its launch has the slots (two tiles with NVIDIA's warps, up
+ * to four elsewhere; CPUs order pairs fewest tiles first, so there only
+ * groups of two tiles): through the
  * variant's rings, the same bits as tiles one after the other through the
  * boundary row in global memory (max_coop = 1), and the reference's. Its
  * program has the rings (variant.lring: the local memory has room). */

@@ -837,8 +837,10 @@ int cph_schedule_copy(cph_engine *ctx, int set, const cph_sched *from,
   /* (The stages of copied schedules are the device's to prepare.) */
   unsigned one = 1;
   k = launch_kernel(ctx, set, (uint32_t)vs->n, k, 0, 0, 0, &one);
-  /* (Tiles at once without a boundary row: through local memory.) */
-  if (L->coop > 1 && !k->variant.lring)
+  /* (Tiles at once without a boundary row: through local memory, in tile
+   * slots of the same lanes: a program built with another shuffle, such
+   * as the local fallback, slots its tiles otherwise.) */
+  if (L->coop > 1 && (!k->variant.lring || k->variant.shuffle != v->shuffle))
     return 0;
   const cph_bufctx *c = &ctx->bufs;
   if (cph_hostbuf_ensure(c, &s->pairs, 16 * from->n_slots,
