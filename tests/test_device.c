@@ -1079,10 +1079,10 @@ static void check_rows_elsewhere(clphmm_context *ctx, const gen *g, size_t n,
  * (16x4/64:small, four lane groups) runs them as concurrent tiles, in one
  * round where its launch has the slots (two tiles with NVIDIA's warps, up
  * to four elsewhere; CPUs order pairs fewest tiles first, so there only
- * groups of two tiles): through the
- * variant's rings, the same bits as tiles one after the other through the
- * boundary row in global memory (max_coop = 1), and the reference's. Its
- * program has the rings (variant.lring: the local memory has room). */
+ * groups of two tiles): through the variant's rings, the same bits as
+ * tiles one after the other through the boundary row in global memory
+ * (max_coop = 1), and the reference's. Its program has the rings
+ * (variant.lring: the local memory has room). */
 static void test_small_ring(clphmm_precision p, test_rng *rng) {
   clphmm_context *ctx = NULL;
   if (open_with_variants(p, "4x4/64,8x8/64,16x4/64:small",

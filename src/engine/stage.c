@@ -100,6 +100,16 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
 /* Reads per part of the weights on the pool (a multiple of 4). */
 #define WEIGHT_PART 256
 
+/* Read k's weights from its staged insertion and deletion qualities. */
+static void read_weights(cph_stage *s, size_t k) {
+  const uint32_t *reads = s->reads.ptr;
+  const uint8_t *raw = s->raw.ptr;
+  double *w = s->weights.ptr;
+  cph_weights_scaled(raw + 2 * s->n_rows + reads[2 * k],
+                     raw + 3 * s->n_rows + reads[2 * k], reads[2 * k + 1],
+                     s->flavor == CPH_GKL_DOUBLE, &w[2 * k], &w[2 * k + 1]);
+}
+
 static void weights_part(void *arg, size_t part) {
   cph_stage *s = arg;
   const uint32_t *reads = s->reads.ptr;
@@ -122,8 +132,7 @@ static void weights_part(void *arg, size_t part) {
     cph_weights_scaled4(in, de, len, dbl, &w[2 * k]);
   }
   for (; k < hi; k++)
-    cph_weights_scaled(ins + reads[2 * k], del + reads[2 * k], reads[2 * k + 1],
-                       dbl, &w[2 * k], &w[2 * k + 1]);
+    read_weights(s, k);
 }
 
 void cph_stage_weights(cph_stage *s, cph_pool *pool) {
@@ -132,17 +141,9 @@ void cph_stage_weights(cph_stage *s, cph_pool *pool) {
 }
 
 void cph_stage_weights_of(cph_stage *s, const unsigned char *want) {
-  const uint32_t *reads = s->reads.ptr;
-  const uint8_t *ins = (const uint8_t *)s->raw.ptr + 2 * s->n_rows,
-                *del = (const uint8_t *)s->raw.ptr + 3 * s->n_rows;
-  double *w = s->weights.ptr;
-  for (size_t i = 0; i < s->n_jobs; i++) {
-    const size_t k = s->jobs[i].read;
+  for (size_t i = 0; i < s->n_jobs; i++)
     if (want[s->jobs[i].out]) /* (a read of several such jobs: again) */
-      cph_weights_scaled(ins + reads[2 * k], del + reads[2 * k],
-                         reads[2 * k + 1], s->flavor == CPH_GKL_DOUBLE,
-                         &w[2 * k], &w[2 * k + 1]);
-  }
+      read_weights(s, s->jobs[i].read);
 }
 
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */
