@@ -16,8 +16,8 @@ bench_begin() {
 # (env-ab.sh, builds-ab.sh): long-float and long-double (--suite long),
 # 7e9 (reads 1.1-2 kb x haplotypes 2-3 kb), hc (20,000 HaplotypeCaller-
 # like pairs), mix (such pairs of 6e10 cells; mix-double: in double
-# mode), peak512 and peak2048 (reads
-# and haplotypes of 512 or 2048 bases, 1e10 cells), and small calls:
+# mode), peakL (reads and haplotypes of L bases, 1e10 cells: peak64,
+# peak2048), and small calls:
 # region (one 300-pair region per call), regions (the 225 regions of
 # 30,000 pairs in turn), 10s (tests/data/10s.in per call).
 bench_workload_args() {
@@ -28,8 +28,7 @@ bench_workload_args() {
     hc) echo "--synthetic mix=hc,pairs=20000" ;;
     mix) echo "--synthetic mix=hc,cells=6e10" ;;
     mix-double) echo "--synthetic mix=hc,cells=6e10 -p double" ;;
-    peak512) echo "--synthetic read=512,hap=512,cells=1e10" ;;
-    peak2048) echo "--synthetic read=2048,hap=2048,cells=1e10" ;;
+    peak[1-9]*) echo "--synthetic read=${1#peak},hap=${1#peak},cells=1e10" ;;
     region) echo "--synthetic mix=hc,reads=30,haps=10,pairs=300 --calls 1000" ;;
     regions) echo "--synthetic mix=hc,pairs=30000 --calls 2250" ;;
     10s) echo "--input tests/data/10s.in --call-batches all --calls 1000" ;;
