@@ -1158,9 +1158,12 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
     /* (No launch of the bins computes its rows for its wide pairs here:
      * only the small-call variant's are counted.) */
     const uint64_t cols = e->inline_cols;
+    const unsigned small_bins = e->small_bins;
     e->inline_cols = UINT64_MAX;
+    e->small_bins = 0; /* (its bins' few pairs stay there: test_small_bins) */
     double *a = run_device(small, &g, n);
     e->inline_cols = cols;
+    e->small_bins = small_bins;
     const unsigned long inl_chunks = e->inline_chunks - inl;
     double *b = run_device(bins, &g, n);
     CHECK(a && b && memcmp(a, b, n * sizeof *a) == 0,
@@ -1219,6 +1222,65 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
   }
   clphmm_context_destroy(small);
   clphmm_context_destroy(bins);
+}
+
+/* A large chunk's bin too small to fill the device (fewer work-groups than
+ * compute units: schedule.c to_small, cph_plan_to_small) runs on the
+ * small-call variant: three pairs of reads of at most 16 rows (bin 0,
+ * 4x4/64) among enough pairs of 17-64 rows (bin 1, 8x8/64) that the call
+ * is no small call and bin 1 fills the device. With CLPHMM_SMALL_BINS'
+ * setting on, the three run on 16x4/64:small and bin 0 runs none; off,
+ * bin 0 runs them; the same bits either way, and the reference's. */
+static void test_small_bins(clphmm_precision p, test_rng *rng) {
+  clphmm_context *ctx = NULL;
+  if (open_with_variants(p, "4x4/64,8x8/64,16x4/64:small",
+                         "4x4/64,8x8/64,16x4/64:small", &ctx) <= 0)
+    return;
+  cph_engine *e = ctx->eng[0];
+  const cph_variant_set *vs = vset(ctx);
+  const cph_variant *sv = &vs->v[vs->n];
+  const unsigned cu = e->dev.info.compute_units;
+  const size_t fill = (size_t)CPH_FILL_PAIRS_PER_UNIT * cu * (sv->wg / sv->g);
+  gen g = {0};
+  size_t tiny[] = {3, 9, 16};
+  add_batch(&g, rng, tiny, 3, 1, 20, 200, 1, 0);
+  size_t n = 3, in_bin1 = 0;
+  while (n < fill + 8 || in_bin1 < 8 * (size_t)cu) {
+    size_t lens[4];
+    for (int r = 0; r < 4; r++)
+      lens[r] = test_rng_range(rng, 17, 64);
+    add_batch(&g, rng, lens, 4, 4, 20, 200, 1, 0);
+    n += 16;
+    in_bin1 += 16;
+  }
+  double *out[2] = {NULL, NULL};
+  clphmm_stats st[2];
+  for (int on = 0; on < 2; on++) {
+    const unsigned keep = e->small_bins;
+    e->small_bins = (unsigned)on; /* (one work-group per unit: 3 fit) */
+    out[on] = run_device(ctx, &g, n);
+    e->small_bins = keep;
+    CHECK_STATUS(clphmm_context_stats(ctx, &st[on]), CLPHMM_SUCCESS, ctx);
+    const clphmm_bin_stats *sb = &st[on].bins[st[on].n_bins - 1];
+    CHECK(st[on].n_bins == 3 && sb->max_rows == 0 && st[on].chunks == 1,
+          "%s: %zu bins, %llu chunks (want 3 bins, one chunk)",
+          p ? "double" : "float", st[on].n_bins,
+          (unsigned long long)st[on].chunks);
+    CHECK(sb->pairs == (on ? 3u : 0u) && st[on].bins[0].pairs == (on ? 0u : 3u),
+          "%s, small bins %s, %zu pairs (fill %zu, %u compute units): %llu "
+          "on the small-call variant, %llu in bin 0 (want %d and %d)",
+          p ? "double" : "float", on ? "on" : "off", n, fill, cu,
+          (unsigned long long)sb->pairs,
+          (unsigned long long)st[on].bins[0].pairs, on ? 3 : 0, on ? 0 : 3);
+  }
+  CHECK(out[0] && out[1] && memcmp(out[0], out[1], n * sizeof *out[0]) == 0,
+        "%s: a small bin on the small-call variant and on its own differ",
+        p ? "double" : "float");
+  compare(ctx, &g, "a small bin on the small-call variant");
+  free(out[0]);
+  free(out[1]);
+  gen_free(&g);
+  clphmm_context_destroy(ctx);
 }
 
 /* Vector variants (the CPU kernel, cl/pairhmm_cpu.cl) on this device,
@@ -2383,6 +2445,7 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_small_ring(modes[m], &rng);
+    test_small_bins(modes[m], &rng);
     test_copy_queue(modes[m]);
     if (modes[m] == CLPHMM_PRECISION_FLOAT)
       test_rescue_chunks();

@@ -289,6 +289,11 @@ static clphmm_status engine_create(const clphmm_options *o,
                     "cells per row", &inline_cols);
   ctx->inline_rows = (int)inline_rows;
   ctx->inline_cols = inline_cols;
+  uint64_t small_bins = CPH_SMALL_BIN_GROUPS;
+  if (!st)
+    st = env_number("CLPHMM_SMALL_BINS", small_bins, 0, 64,
+                    "work-groups per compute unit", &small_bins);
+  ctx->small_bins = (unsigned)small_bins;
   uint64_t lanes = 0;
   if (!st)
     st = env_number("CLPHMM_PREP_LANES", lanes, 0, 64, NULL, &lanes);

@@ -51,6 +51,12 @@ enum { CPH_SPECULATE_NEVER, CPH_SPECULATE_ALWAYS, CPH_SPECULATE_AUTO };
 /* cph_engine.exact_direct's default */
 #define CPH_EXACT_DIRECT_CELLS ((uint64_t)1 << 24)
 #define CPH_SPEC_AFTER 8 /* cph_engine.spec_left */
+/* cph_engine.small_bins' default, work-groups per compute unit (H200,
+ * 20,000 HaplotypeCaller-like pairs in one call, kernel ms with 0, 1, 2
+ * and 4: 0.660, 0.645, 0.607, 0.607; the 6e10-cell mix 21.95, 21.96,
+ * 21.97, 22.25). */
+#define CPH_SMALL_BIN_GROUPS 2
+
 /* cph_engine.inline_cols' default: launches whose pairs' haplotypes are
  * at least this long on average (weighted by read length: cells per read
  * row) compute their rows in the kernel. A row costs the kernel a few
@@ -234,6 +240,11 @@ typedef struct cph_engine {
   int inline_rows;
   uint64_t inline_cols;
   unsigned long inline_chunks;
+  /* A large chunk's bins too small to fill the device run on the
+   * small-call variant, up to this many of its work-groups per compute
+   * unit ($CLPHMM_SMALL_BINS, default CPH_SMALL_BIN_GROUPS; 0: never;
+   * schedule.c to_small, cph_plan_to_small). */
+  unsigned small_bins;
   /* Row preparations that gave the weights alone (tests). */
   unsigned long weight_preps;
   /* Work-items per read in the row preparation ($CLPHMM_PREP_LANES: 8,

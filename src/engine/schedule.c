@@ -152,8 +152,10 @@ typedef struct key_task {
   cph_job *jobs;
   uint64_t *keys;
   size_t n;
-  uint32_t *used;   /* per range: bit b = bin b used */
-  int small_bin;    /* every job's bin (the small-call variant), -1: none */
+  uint32_t *used;                      /* per range: bit b = bin b used */
+  uint64_t (*count)[CPH_MAX_VARIANTS]; /* per range: jobs per bin */
+  int small_bin; /* every job's bin (the small-call variant), -1: none */
+  uint8_t to[CPH_MAX_VARIANTS]; /* key_range moves bin b's jobs to to[b] */
   uint64_t *n_long; /* per range: jobs binned on the long-read variant */
   uint32_t seq_bin; /* the long-read variant's index (else none) */
   uint64_t fill;    /* jobs on it that fill the device (engine seq_fill) */
@@ -170,7 +172,7 @@ static void bin_range(void *arg, size_t r) {
   const size_t lo = r * ORDER_RANGE,
                hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
   uint32_t last_R = 0, bin = 0, used = 0;
-  uint64_t n_long = 0;
+  uint64_t n_long = 0, *count = t->count[r];
   for (size_t i = lo; i < hi; i++) {
     if (i == lo || t->jobs[i].R != last_R) { /* a read's pairs come together */
       last_R = t->jobs[i].R;
@@ -179,6 +181,7 @@ static void bin_range(void *arg, size_t r) {
     }
     t->jobs[i].slot = bin;
     used |= 1u << bin;
+    count[bin]++;
     n_long += bin == t->seq_bin;
   }
   t->used[r] = used;
@@ -192,7 +195,8 @@ static void key_range(void *arg, size_t r) {
   uint32_t big = 0;
   uint64_t all_and = ~(uint64_t)0, all_or = 0;
   for (size_t i = lo; i < hi; i++) {
-    const cph_job *jb = &t->jobs[i];
+    cph_job *jb = &t->jobs[i];
+    jb->slot = t->to[jb->slot];
     const uint32_t rows = t->rows[jb->slot];
     const uint64_t key =
         job_key(jb->slot, (jb->R + rows - 1) / rows,
@@ -233,6 +237,27 @@ static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
   return used;
 }
 
+/* The bins whose jobs key_range moves to the small-call variant (in t->to:
+ * cph_plan_to_small, for a chunk that is not all on it already); returns
+ * the bins used then. */
+static uint32_t to_small(const cph_engine *ctx, const cph_variant_set *vs,
+                         key_task *t, const uint64_t *count, uint32_t used) {
+  for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
+    t->to[b] = (uint8_t)b;
+  if (t->small_bin >= 0 || !ctx->small_bins)
+    return used;
+  const unsigned cu = ctx->dev.info.compute_units;
+  uint64_t moved = 0;
+  for (size_t b = 0; b < vs->n; b++)
+    if ((used >> b & 1) &&
+        cph_plan_to_small(vs, b, count[b], moved, cu, ctx->small_bins)) {
+      t->to[b] = (uint8_t)vs->n;
+      moved += count[b];
+      used = (used & ~(1u << b)) | 1u << vs->n;
+    }
+  return used;
+}
+
 /* Build the kernels of the bins the jobs use, then sort the jobs. */
 static clphmm_status order_jobs(cph_engine *ctx, int set,
                                 const cph_stage *stage, cph_sched *s,
@@ -245,43 +270,47 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
     s->tmp = malloc(n * sizeof *s->tmp);
     s->cap_keys = s->keys && s->tmp ? n : 0;
   }
-  key_task t = {&ctx->variants[set],
-                stage->jobs,
-                s->keys,
-                n,
-                NULL,
-                small_bin(ctx, &ctx->variants[set], stage),
-                NULL,
-                UINT32_MAX,
-                ctx->seq_fill,
-                ctx->dev.info.type != CLPHMM_DEVICE_CPU,
-                {0},
-                {0},
-                ctx->exit_cells,
-                NULL,
-                NULL};
+  key_task t = {.vs = &ctx->variants[set],
+                .jobs = stage->jobs,
+                .keys = s->keys,
+                .n = n,
+                .small_bin = small_bin(ctx, &ctx->variants[set], stage),
+                .seq_bin = UINT32_MAX,
+                .fill = ctx->seq_fill,
+                .most_first = ctx->dev.info.type != CLPHMM_DEVICE_CPU,
+                .big_cells = ctx->exit_cells};
   const cph_variant_set *vs = &ctx->variants[set];
   if (vs->n && vs->v[vs->n - 1].seq)
     t.seq_bin = (uint32_t)(vs->n - 1);
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
   t.n_long = calloc(ranges ? ranges : 1, sizeof *t.n_long);
-  if (!t.used || !t.n_long || (n && !s->cap_keys)) {
+  t.count = calloc(ranges ? ranges : 1, sizeof *t.count);
+  if (!t.used || !t.n_long || !t.count || (n && !s->cap_keys)) {
     free(t.used);
     free(t.n_long);
+    free(t.count);
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
   }
   cph_pool_for(ctx->pool, ranges, bin_range, &t);
   uint32_t used = 0;
-  uint64_t n_long = 0;
+  uint64_t n_long = 0, count[CPH_MAX_VARIANTS] = {0};
   for (size_t r = 0; r < ranges; r++) {
     used |= t.used[r];
     n_long += t.n_long[r];
+    for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
+      count[b] += t.count[r][b];
   }
   free(t.used);
   free(t.n_long);
-  if (n_long && n_long < t.fill)
-    used = rebin_long(&t, t.seq_bin, (uint32_t)cph_plan_bin_long(vs));
+  free(t.count);
+  if (n_long && n_long < t.fill) {
+    const uint32_t to = (uint32_t)cph_plan_bin_long(vs);
+    used = rebin_long(&t, t.seq_bin, to);
+    count[to] += count[t.seq_bin];
+    count[t.seq_bin] = 0;
+  }
+  used = to_small(ctx, vs, &t, count, used);
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
     if (!(used >> b & 1))
       continue;

@@ -83,6 +83,26 @@ size_t cph_plan_bin_long(const cph_variant_set *set);
 int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
                    unsigned compute_units);
 
+/* Whether a chunk's `pairs` pairs of bin `bin` run on the small-call
+ * variant instead of their bin's, beside `moved` pairs of other bins
+ * already there: the set has one, whose tiles hold the bin's reads; the
+ * bin's pairs are fewer work-groups than the device has compute units;
+ * and all of them together fill at most `groups_per_unit` work-groups of
+ * the small-call variant per compute unit. A launch that leaves the device part
+ * idle lasts as long as its slowest pair's steps, which are long with many rows
+ * per lane; the small-call variant's steps are short, but its tiles of 256 rows
+ * (on the H200) compute several times the short reads' cells, which pays only
+ * while that launch too leaves the device part idle. (H200, per chunk of a
+ * HaplotypeCaller-like call: reads of 33-64 bases on 4x16/128 ran 55 us at
+ * 340-750 GCUPS, those of 65-96 on 4x24/128 76-150 us at about 850, beside
+ * 3,300 in the chunk's main bin. 20,000 such pairs: 0.586 ms of kernels instead
+ * of 0.660 with every such bin on the small-call variant; 6e10 cells, 4,700
+ * pairs a chunk moved so: 22.33 instead of 21.86 ms, 1.7 ms at 716 GCUPS on the
+ * small-call variant, hence the limit: see CPH_SMALL_BIN_GROUPS.) */
+int cph_plan_to_small(const cph_variant_set *set, size_t bin, uint64_t pairs,
+                      uint64_t moved, unsigned compute_units,
+                      unsigned groups_per_unit);
+
 /* Whether the set has a vector variant (their programs have no row
  * preparation kernel: the host prepares the rows). */
 static inline int cph_variant_set_has_vec(const cph_variant_set *set) {
