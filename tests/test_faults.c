@@ -670,8 +670,8 @@ static void shared_inputs_fault(clphmm_context *ctx) {
         "the shared copy in failing: results differ");
 }
 
-/* Float mode's speculative double pass (compute.c speculate()) whose
- * submission fails (its copy in, the first of the call: submit_both
+/* Float mode's speculative double pass (speculate.c) whose
+ * submission fails (its copy in, the first of the call: cph_call_submit_both
  * enqueues it ahead of the float chunk's), or whose float chunk's copy in
  * fails while the two take turns (the float chunk is then submitted
  * alone): the call still succeeds, the rescue runs as without it, bit for

@@ -12,9 +12,7 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "engine/chunks.h"
-#include "engine/context.h"
-#include "engine/launch.h"
+#include "engine/call.h"
 #include "model/bound.h"
 #include "model/validate.h"
 #include "reference/reference.h"
@@ -32,331 +30,7 @@
  * long-read variant: 2.0 TCUPS against 3.0 in one launch). */
 #define CHUNK_MIN_PAIRS ((uint64_t)1 << 16)
 
-/* Pairs to compute again, and how many went to the device so far. */
-typedef struct pair_list {
-  cph_pair *p;
-  size_t n, cap, done;
-} pair_list;
-
-/* The passes of a call: its precision's own pass over all pairs, float
- * mode's double rescue of the pairs whose float sums fall below GKL's
- * threshold, the exact pass over the rescue pairs whose scaled sums do
- * not stand (rescue_sum_ok), and float mode's check: the float pass of
- * the double-first pairs whose double results do not prove GKL's rescue
- * (plan_double_first). */
-enum { PASS_MAIN, PASS_RESCUE, PASS_EXACT, PASS_CHECK };
-
-/* The per-call state of the pipeline. */
-typedef struct call {
-  cph_engine *ctx;
-  const clphmm_batch *batches;
-  size_t n_batches, n_pairs;
-  double *results;
-  pair_list rescue; /* float results recomputed in double */
-  pair_list exact;  /* rescue results recomputed in GKL's exact order */
-  /* Float mode's double-first pairs (in the rescue or the exact list
-   * first; first_exact of them in the exact list), the reads of at least
-   * skip_rows rows that the main pass leaves to them (0: none), and those
-   * whose float pass still runs (check; check_kept of them then keep
-   * their double results). */
-  pair_list first, check;
-  size_t first_exact, check_kept, skip_rows;
-  cph_first_counts seen; /* long reads' pairs, rescued or not (first.h) */
-  /* A speculative double pass (speculate()) is in the rescue slot; when
-   * it is finished, `want` marks the results it gives (by out index). */
-  int speculated;
-  const unsigned char *want;
-  cph_pieces pieces;
-  const cph_batch_sum *sums; /* per batch (chunks.h), or NULL */
-  cph_share *sh;             /* a call split between engines, else NULL */
-  size_t me;                 /* this engine's place in the share */
-} call;
-
-/* ---- finishing ------------------------------------------------------- */
-
-/* A job's scaled final sum, widened to double; the scaled form's two
- * last-row sums combined with the read's weights, in double. */
-static double job_sum(const cph_slot *s, const cph_job *jb) {
-  const cph_stage *st = &s->stage;
-  const double *w = (const double *)st->weights.ptr + 2 * jb->read;
-  if (st->real_size == sizeof(double)) {
-    const double *v = s->sums.ptr;
-    return st->scaled ? w[0] * v[2 * (size_t)jb->slot] +
-                            w[1] * v[2 * (size_t)jb->slot + 1]
-                      : v[jb->slot];
-  }
-  const float *v = s->sums.ptr;
-  return st->scaled ? w[0] * (double)v[2 * (size_t)jb->slot] +
-                          w[1] * (double)v[2 * (size_t)jb->slot + 1]
-                    : (double)v[jb->slot];
-}
-
-/* Whether the kernel stopped a job's float pass early (its mark: a
- * negative first sum; the weighted sum may be -0 when P_R underflows). */
-static int job_stopped(const cph_slot *s, const cph_job *jb) {
-  const cph_stage *st = &s->stage;
-  return st->scaled && st->real_size == sizeof(float) &&
-         ((const float *)s->sums.ptr)[2 * (size_t)jb->slot] < 0.0f;
-}
-
-/* Whether a double pass stopped a job when its rows underflowed to zeros
- * (its mark: a first sum of -0, which no computed sum is). */
-static int job_underflowed(const cph_slot *s, const cph_job *jb) {
-  const cph_stage *st = &s->stage;
-  if (st->real_size != sizeof(double))
-    return 0;
-  const double v =
-      ((const double *)s->sums.ptr)[(st->scaled ? 2 : 1) * (size_t)jb->slot];
-  return v == 0.0 && signbit(v);
-}
-
-/* GKL's double computation of one pair with the CPU reference. */
-static clphmm_status rescue_on_cpu(const cph_pair *p, double *results) {
-  double s;
-  clphmm_status st =
-      cph_reference_pair_double(p->read, p->hap, CPH_GKL_DOUBLE, &s);
-  if (!st)
-    results[p->out] = cph_log10_double(s);
-  return st;
-}
-
-/* Whether a device's double rescue sum stands. The scaled form's is
- * GKL's double computation unless its scaled values overflowed (the sum is
- * then not finite: extreme quality jumps, insertion and deletion qualities
- * both 0), its weights lost precision (below the normal range), or the sum
- * itself comes near double's subnormal range (a likelihood below about
- * 1e-600): GKL's own cells are subnormal there and keep only that range's
- * absolute precision, so its result depends on its operation order (a
- * test pair's sum was 2 units of the smallest subnormal in GKL's order, 1
- * in the scaled form's: -630.056 against -630.357 in log10). Those pairs
- * are computed again in GKL's order: the exact pass, or the CPU reference
- * where the engine has no exact set. From 2^-990 up, the cells that carry
- * the sum are at least 2^32 above the subnormal range. */
-#define RESCUE_MIN_SUM 0x1p-990
-static int rescue_sum_ok(const cph_slot *s, const cph_job *jb, double sum) {
-  const double *w = (const double *)s->stage.weights.ptr + 2 * jb->read;
-  return !s->stage.scaled || (isfinite(sum) && sum >= RESCUE_MIN_SUM &&
-                              w[0] >= DBL_MIN && w[1] >= DBL_MIN);
-}
-
-/* Finishing runs on the pool in parts of this many jobs (by 8,192, a
- * chunk of the HaplotypeCaller-like mix was 15 parts for 16 threads). */
-#define FINISH_PART 2048
-/* A float pass's pair to rescue that goes straight to the exact pass
- * (see finish), marked in its job index. */
-#define TO_EXACT ((size_t)1 << (sizeof(size_t) * CHAR_BIT - 1))
-
-typedef struct finish_task {
-  call *c;
-  const cph_slot *s;
-  int pass;   /* PASS_* */
-  int direct; /* float pass: stopped pairs go to the exact pass */
-  /* Per part: rescue candidates found (float pass) or sums that do not
-   * stand (rescue and exact passes), as job indices. */
-  size_t *which, *n_which;
-  size_t *n_exit;         /* per part: pairs the early exit stopped */
-  size_t *n_under;        /* per part: pairs stopped on rows of zeros */
-  cph_first_counts *seen; /* per part, float mode's first and check passes */
-} finish_task;
-
-static void finish_part(void *arg, size_t part) {
-  finish_task *t = arg;
-  const cph_stage *st = &t->s->stage;
-  const size_t lo = part * FINISH_PART, hi = lo + FINISH_PART < st->n_jobs
-                                                 ? lo + FINISH_PART
-                                                 : st->n_jobs;
-  const int dbl_mode = t->c->ctx->precision == CLPHMM_PRECISION_DOUBLE;
-  size_t nw = 0, ne = 0, nu = 0;
-  for (size_t i = lo; i < hi; i++) {
-    const cph_job *jb = &st->jobs[i];
-    if (t->c->want && !t->c->want[jb->out])
-      continue; /* a speculative pass: the float result stands */
-    const double sum = job_sum(t->s, jb);
-    nu += job_underflowed(t->s, jb);
-    if (t->pass == PASS_RESCUE || t->pass == PASS_EXACT) {
-      if (rescue_sum_ok(t->s, jb, sum))
-        t->c->results[jb->out] = cph_log10_double(sum);
-      else
-        t->which[lo + nw++] = i;
-    } else if (dbl_mode) {
-      t->c->results[jb->out] = cph_log10_double(sum);
-    } else {
-      /* Float: the main pass, or the check of double-first pairs, whose
-       * double results stand where GKL would rescue them (listed; never
-       * direct) and are replaced by their float results elsewhere. */
-      const float f = (float)sum;
-      const int stopped = job_stopped(t->s, jb);
-      ne += stopped;
-      const int direct = stopped && t->direct &&
-                         (uint64_t)jb->R * jb->H >= t->c->ctx->exact_direct;
-      cph_first_count(&t->seen[part], jb->R, cph_needs_rescue(f));
-      if (cph_needs_rescue(f))
-        t->which[lo + nw++] = i | (direct ? TO_EXACT : 0);
-      else
-        t->c->results[jb->out] = cph_log10_float(f);
-    }
-  }
-  t->n_which[part] = nw;
-  t->n_exit[part] = ne;
-  t->n_under[part] = nu;
-}
-
-static clphmm_status list_add_pair(pair_list *l, cph_pair pair) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 256;
-    cph_pair *p = realloc(l->p, cap * sizeof *p);
-    if (!p)
-      return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
-    l->p = p;
-    l->cap = cap;
-  }
-  l->p[l->n++] = pair;
-  return CLPHMM_SUCCESS;
-}
-
-static clphmm_status list_add(pair_list *l, const cph_job *jb) {
-  return list_add_pair(l, (cph_pair){jb->rd, jb->hp, jb->out});
-}
-
-typedef struct cpu_rescue_task {
-  const call *c;
-  const cph_pair *pairs;
-  size_t n, part;
-  clphmm_status *status;
-} cpu_rescue_task;
-
-static void cpu_rescue_part(void *arg, size_t p) {
-  cpu_rescue_task *t = arg;
-  const size_t lo = p * t->part, hi = lo + t->part < t->n ? lo + t->part : t->n;
-  clphmm_status st = CLPHMM_SUCCESS;
-  for (size_t i = lo; i < hi && !st; i++)
-    st = rescue_on_cpu(&t->pairs[i], t->c->results);
-  t->status[p] = st;
-}
-
-/* GKL's double computation of `n` pairs with the CPU reference, on the
- * pool (a pair or few per task: long pairs take milliseconds each). */
-static clphmm_status rescue_on_cpus(const call *c, const cph_pair *pairs,
-                                    size_t n) {
-  const size_t part = n >= 64 ? 16 : 1, parts = (n + part - 1) / part;
-  clphmm_status *status = calloc(parts ? parts : 1, sizeof *status);
-  if (!status)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue");
-  cpu_rescue_task t = {c, pairs, n, part, status};
-  cph_pool_for(c->ctx->pool, parts, cpu_rescue_part, &t);
-  clphmm_status st = CLPHMM_SUCCESS;
-  for (size_t p = 0; p < parts && !st; p++)
-    st = status[p];
-  free(status);
-  /* (A failure's message was set on a pool thread: the CPU reference
-   * fails only on absurd sizes, which validation already refused.) */
-  return st ? cph_error(st, "the double rescue on the CPU failed") : st;
-}
-
-/* Results of a collected chunk; in job order, the pairs to rescue (float
- * pass) or whose sums do not stand (rescue pass: to the exact pass where
- * the engine has one, else to the CPU reference; exact pass: a guard, as
- * its unscaled sums always stand, to the CPU reference). */
-static clphmm_status finish(call *c, const cph_slot *s, int pass) {
-  const size_t n = s->stage.n_jobs, parts = (n + FINISH_PART - 1) / FINISH_PART;
-  if (n == 0)
-    return CLPHMM_SUCCESS;
-  size_t *which = malloc(n * sizeof *which);
-  size_t *n_which = calloc(3 * parts, sizeof *n_which);
-  cph_first_counts *seen = calloc(parts, sizeof *seen);
-  clphmm_status st =
-      which && n_which && seen
-          ? CLPHMM_SUCCESS
-          : cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory for results");
-  cph_engine *ctx = c->ctx;
-  /* Pairs whose float pass the bound stopped go straight to the exact
-   * pass, skipping the rescue's scaled form: both are GKL's double
-   * computation, the exact pass to the bit. Only long pairs stop (after a
-   * round of tiles, their likelihood proven below 1e-64 already), and
-   * launches of long pairs last as long as their largest pair, whose
-   * steps cost about as much in either form: on the H100 the long suite's
-   * rescue, exact pass and whole double pass took 90.4, 90.3 and 90.7 ms,
-   * each waiting on the same 4e8-cell pair, which underflows and needs
-   * the exact pass anyway. Without the stopped pairs the rescue took 4 ms
-   * and the exact pass 99 (bench/results, env-ab). Only pairs of at least
-   * CPH_EXACT_DIRECT_CELLS (16.7M: 4 kb x 4 kb) go so: smaller ones mostly
-   * stand in the rescue's faster form, and the exact pass's form of all
-   * of them cost the peak suite at L = 2048 (pairs of 4.2M cells) 9% on
-   * the H200 (8.8 against 8.0 ms); the long suite in float took 116.0 ms
-   * with the bound, 114.6 with every stopped pair, 126 from 2^26 cells on
-   * and 184 with none. (Not where a speculative pass already holds the
-   * rescue's sums.) */
-  const int direct = pass == PASS_MAIN && ctx->exact_direct && !c->speculated &&
-                     ctx->dev.info.has_fp64 && ctx->variants[CPH_SET_EXACT].n;
-  finish_task t = {c,
-                   s,
-                   pass,
-                   direct,
-                   which,
-                   n_which,
-                   n_which + parts,
-                   n_which + 2 * parts,
-                   seen};
-  if (!st)
-    cph_pool_for(ctx->pool, parts, finish_part, &t);
-  for (size_t p = 0; p < parts && !st; p++) {
-    ctx->stats.early_exits += t.n_exit[p];
-    ctx->stats.underflow_stops += t.n_under[p];
-    cph_first_add(&c->seen, &seen[p]);
-  }
-  free(seen);
-  const int to_cpu = pass == PASS_EXACT ||
-                     (pass == PASS_RESCUE && !ctx->variants[CPH_SET_EXACT].n);
-  size_t n_cpu = 0;
-  cph_pair *cpu = NULL;
-  if (!st && to_cpu) {
-    for (size_t p = 0; p < parts; p++)
-      n_cpu += n_which[p];
-    cpu = n_cpu ? malloc(n_cpu * sizeof *cpu) : NULL;
-    if (n_cpu && !cpu)
-      st = cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
-    n_cpu = 0;
-  }
-  for (size_t p = 0; p < parts && !st; p++) {
-    if (pass == PASS_CHECK) { /* (their double results stand) */
-      c->check_kept += n_which[p];
-      continue;
-    }
-    for (size_t i = 0; i < n_which[p] && !st; i++) {
-      const size_t w = which[p * FINISH_PART + i];
-      const cph_job *jb = &s->stage.jobs[w & ~TO_EXACT];
-      ctx->stats.exact_direct += (w & TO_EXACT) != 0;
-      if (to_cpu)
-        cpu[n_cpu++] = (cph_pair){jb->rd, jb->hp, jb->out};
-      else
-        st = list_add(
-            pass == PASS_MAIN && !(w & TO_EXACT) ? &c->rescue : &c->exact, jb);
-    }
-  }
-  if (!st && n_cpu) {
-    st = rescue_on_cpus(c, cpu, n_cpu);
-    ctx->stats.cpu_pairs += n_cpu;
-  }
-  free(cpu);
-  free(which);
-  free(n_which);
-  return st;
-}
-
 /* ---- the pipeline ---------------------------------------------------- */
-
-/* What a chunk holds: pieces, or rescue pairs; `like`, if any, has staged
- * the same pieces already (for another pass). */
-typedef struct chunk_src {
-  const cph_piece *pieces;
-  size_t n_pieces;
-  const cph_pair *pairs;
-  size_t n_pairs;
-  const cph_stage *like;
-  /* The schedule of `like`'s chunk on another set, to copy where it is
-   * the same (cph_schedule_copy), else NULL. */
-  const cph_sched *like_sched;
-} chunk_src;
 
 /* The first invalid batch of the call, with cph_validate_batch's message
  * (pairs staged again after the main pass found input it had not checked:
@@ -391,7 +65,7 @@ static clphmm_status stage(call *c, cph_stage *st, const chunk_src *src) {
 }
 
 /* Submit the staged and scheduled chunk in slot s. */
-static clphmm_status submit_chunk(cph_engine *ctx, cph_slot *s) {
+clphmm_status cph_call_submit_chunk(cph_engine *ctx, cph_slot *s) {
   const double t2 = cph_now();
   clphmm_status rc = CLPHMM_SUCCESS;
   if (s->stage.n_jobs)
@@ -403,8 +77,8 @@ static clphmm_status submit_chunk(cph_engine *ctx, cph_slot *s) {
 /* Stage, schedule and (unless `defer`: the caller submits) submit the
  * chunk of `src` into slot s, on the kernels of `set` (CPH_SET_*) and the
  * queue and buffers of `d`. */
-static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
-                                 const chunk_src *src, int defer) {
+clphmm_status cph_call_start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
+                                   const chunk_src *src, int defer) {
   cph_engine *ctx = c->ctx;
   cph_stage *st = &s->stage;
   s->d = d;
@@ -443,19 +117,19 @@ static clphmm_status start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
   cph_trace_host(&ctx->trace, "schedule", (int)(s - ctx->slots), t1);
   ctx->stats.prepare_seconds += cph_now() - t0;
   if (!rc && !defer)
-    rc = submit_chunk(ctx, s);
+    rc = cph_call_submit_chunk(ctx, s);
   ctx->stats.chunks++;
   return rc;
 }
 
-static clphmm_status end_chunk(call *c, cph_slot *s, int pass) {
+clphmm_status cph_call_end_chunk(call *c, cph_slot *s, int pass) {
   c->ctx->alloc_failed = 0;
   const double tw = cph_now();
   clphmm_status rc = cph_collect(c->ctx, s);
   cph_trace_host(&c->ctx->trace, "wait", (int)(s - c->ctx->slots), tw);
   const double t0 = cph_now();
   if (!rc)
-    rc = finish(c, s, pass);
+    rc = cph_call_finish(c, s, pass);
   c->ctx->stats.finish_seconds += cph_now() - t0;
   cph_trace_host(&c->ctx->trace, "finish", (int)(s - c->ctx->slots), t0);
   return rc;
@@ -523,7 +197,7 @@ static void chunk_k_bounds(const cph_engine *ctx, const cph_cursor *full,
 
 /* Collect the chunk in the other slot after a failure, so that nothing is
  * left in flight. */
-static void drain(cph_engine *ctx) {
+void cph_call_drain(cph_engine *ctx) {
   cph_engine_finish(ctx);
   for (int i = 0; i < CPH_SLOTS; i++)
     cph_slot_abandon(&ctx->slots[i]);
@@ -533,8 +207,8 @@ static void drain(cph_engine *ctx) {
  * chunk has more than one read (one read against its haplotypes, or one
  * rescue pair, is the smallest piece of work). Then everything in flight
  * is waited for and every buffer released. */
-static int can_retry(cph_engine *ctx, clphmm_status rc, size_t n_pieces,
-                     const cph_piece *pieces) {
+int cph_call_can_retry(cph_engine *ctx, clphmm_status rc, size_t n_pieces,
+                       const cph_piece *pieces) {
   if (rc != CLPHMM_ERROR_OPENCL || !ctx->alloc_failed ||
       ctx->chunk_div >= (1u << 30))
     return 0;
@@ -545,172 +219,13 @@ static int can_retry(cph_engine *ctx, clphmm_status rc, size_t n_pieces,
   return 1;
 }
 
-/* After can_retry: release the buffers and make chunks smaller. */
-static void shrink(cph_engine *ctx) {
+/* After cph_call_can_retry: release the buffers and make chunks smaller. */
+void cph_call_shrink(cph_engine *ctx) {
   cph_engine_release(ctx);
   ctx->chunk_div = ctx->chunk_div ? 2 * ctx->chunk_div : 2;
   ctx->diag.alloc_retries++;
 }
 
-static clphmm_status rescue_some(call *c, int flush);
-static int slot_pass(const cph_slot *s);
-
-/* ---- speculation ----------------------------------------------------- */
-
-/* Float mode's small calls (one chunk that cannot fill the device:
- * cph_plan_small) can send the double pass over all their pairs right
- * behind the float pass, before the float sums are back: the rescue then
- * costs no second round trip (on the H100 a region of 300 pairs waited
- * for its float sums, then staged, submitted and waited for its rescue:
- * about 100 us of a 230 us call), and an idle device computes the pairs
- * that need no rescue for nothing. Only the rescue pairs take its results,
- * which are the rescue's own computation (GKL's double flavor, the same
- * kernels). It is done while one of the engine's last CPH_SPEC_AFTER small
- * calls had pairs to rescue (CLPHMM_SPECULATE: auto), always or never (1,
- * 0): HaplotypeCaller-like regions in turn (30,000 pairs, 225 regions) took
- * 118.5 us per call on the H200 always speculating, 127.8 when only the
- * last call counted and 177.5 never; with the last 8 counting, 123.3
- * against 127.6 always in another run. tests/data/10s.in, whose calls
- * rescue nothing, stops speculating after CPH_SPEC_AFTER calls (276.8 us
- * per call against 442.1 always). It runs on the
- * side queue (CLPHMM_SIDE_QUEUE=1, the default), beside the float pass
- * rather than behind it in one in-order queue: a 300-pair region per call
- * took 128 us on the H200 (medians of 7 rounds of 1000 calls) against 154
- * on the main queue and 172 without speculating. (Submitted first, ahead
- * of the float pass, it gained nothing: 158 against 144 us; the two
- * passes' commands taking turns did: submit_both.) */
-static int speculates(const call *c, const cph_cursor *cur, uint64_t cells) {
-  const cph_engine *ctx = c->ctx;
-  const int whole = cur->batch == cur->end_batch && cur->read == cur->end_read;
-  return !c->sh && whole && !c->first.n &&
-         ctx->precision == CLPHMM_PRECISION_FLOAT && ctx->dev.info.has_fp64 &&
-         ctx->variants[CPH_SET_DOUBLE].n &&
-         cph_plan_small(&ctx->variants[CPH_SET_FLOAT], c->n_pairs, cells,
-                        ctx->dev.info.compute_units);
-}
-
-/* Whether the engine speculates now (CLPHMM_SPECULATE, spec_left). */
-static int spec_wanted(const cph_engine *ctx) {
-  return ctx->speculate == CPH_SPECULATE_ALWAYS ||
-         (ctx->speculate == CPH_SPECULATE_AUTO && ctx->spec_left);
-}
-
-/* Stage and schedule the speculative pass in the rescue slot (the float
- * chunk of the same pieces is staged and scheduled in `float_slot`, not
- * submitted yet); submit_both then enqueues both. */
-static void speculate(call *c, size_t n_pieces, const cph_slot *float_slot) {
-  cph_engine *ctx = c->ctx;
-  if (!spec_wanted(ctx))
-    return;
-  const double t0 = cph_now();
-  cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
-  cph_devset *d = cph_engine_optional_queue(ctx, &ctx->side.queue,
-                                            &ctx->side_queue, "second queue")
-                      ? &ctx->side
-                      : &ctx->d;
-  const chunk_src src = {c->pieces.p, n_pieces,           NULL,
-                         0,           &float_slot->stage, &float_slot->sched};
-  if (!start_chunk(c, s, d, CPH_SET_DOUBLE, &src, 1)) {
-    c->speculated = 1; /* (counted in spec_calls once submitted) */
-    s->weights_later = 1;
-  }
-  ctx->stats.rescue_seconds += cph_now() - t0;
-}
-
-/* Submit the float chunk in slot f and, if one is staged, the speculative
- * pass, their commands taking turns on their two queues: both copies in
- * and row preparations, then both launches, then both copies out, the
- * speculative pass's first (its double kernel is the longer: on the H200
- * a 300-pair region's ran 48 us, the float one 30, each behind a 10 us
- * row preparation and about 30 us of the host's enqueueing; one pass
- * after the other, the second's kernel started about 65 us into the
- * call). They take turns only on two queues with their own device
- * buffers. Where the speculative pass reads the float chunk's copy in
- * (cph_share_inputs), that copy goes first and the pass has none. If the
- * speculative pass fails, the float chunk is submitted alone and the
- * rescue pass runs as without it. */
-static clphmm_status submit_both(call *c, cph_slot *f) {
-  cph_engine *ctx = c->ctx;
-  cph_slot *d = &ctx->slots[CPH_RESCUE_SLOT];
-  if (!c->speculated)
-    return submit_chunk(ctx, f);
-  if (d->d == f->d) {
-    /* One queue and one set of device buffers (no side queue): one pass
-     * after the other. */
-    const clphmm_status rc = submit_chunk(ctx, f);
-    if (rc || submit_chunk(ctx, d)) {
-      if (!rc) /* (queued commands may read the slot's host buffers) */
-        cph_engine_finish(ctx);
-      cph_slot_abandon(d);
-      c->speculated = 0; /* (the rescue pass runs as without it) */
-    }
-    ctx->spec_calls += (unsigned long)c->speculated;
-    return rc;
-  }
-  /* (What the abandoned attempt counted is not counted again.) */
-  const unsigned long copied = ctx->copied_chunks, side = ctx->side_chunks,
-                      inl = ctx->inline_chunks, shared = ctx->shared_inputs,
-                      preps = ctx->copy_preps;
-  const uint64_t split = ctx->stats.split_pairs;
-  const double t0 = cph_now();
-  int ok = f->stage.n_jobs && d->stage.n_jobs; /* (else nothing to pair) */
-  /* (Reading the float chunk's copies in, the pass follows them.) */
-  const int share = ok && cph_share_inputs(ctx, d, f);
-  ok = ok && (share ? !cph_submit_inputs(ctx, f) && !cph_submit_inputs(ctx, d)
-                    : !cph_submit_inputs(ctx, d) && !cph_submit_inputs(ctx, f));
-  ok = ok && !cph_submit_launches(ctx, d) && !cph_submit_launches(ctx, f) &&
-       !cph_submit_outputs(ctx, d) && !cph_submit_outputs(ctx, f);
-  if (ok) { /* (both chunks' copies out queued first) */
-    cph_submit_weights(ctx, f);
-    cph_submit_weights(ctx, d);
-  }
-  cph_trace_host(&ctx->trace, "submit", (int)(f - ctx->slots), t0);
-  if (ok) {
-    ctx->spec_calls++;
-    return CLPHMM_SUCCESS;
-  }
-  /* (Queued commands may still read the slots' host buffers.) */
-  cph_engine_finish(ctx);
-  cph_slot_abandon(d);
-  cph_slot_abandon(f);
-  c->speculated = 0;
-  ctx->copied_chunks = copied;
-  ctx->copy_preps = preps;
-  ctx->side_chunks = side;
-  ctx->inline_chunks = inl;
-  ctx->shared_inputs = shared;
-  ctx->stats.split_pairs = split;
-  ctx->alloc_failed = 0; /* (the float chunk's own failures count) */
-  return submit_chunk(ctx, f);
-}
-
-/* After the float chunk's finish: the speculative pass's results for the
- * pairs it found to rescue (their sums that do not stand go on to the
- * exact pass, as in the rescue). */
-static clphmm_status end_speculation(call *c) {
-  cph_engine *ctx = c->ctx;
-  const double t0 = cph_now();
-  unsigned char *want = calloc(c->n_pairs ? c->n_pairs : 1, 1);
-  if (!want)
-    return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to rescue pairs");
-  for (size_t i = 0; i < c->rescue.n; i++)
-    want[c->rescue.p[i].out] = 1;
-  c->want = want;
-  cph_later_weights(&ctx->slots[CPH_RESCUE_SLOT], want);
-  clphmm_status rc = end_chunk(c, &ctx->slots[CPH_RESCUE_SLOT], PASS_RESCUE);
-  c->want = NULL;
-  free(want);
-  c->speculated = 0;
-  if (!rc)
-    c->rescue.done = c->rescue.n;
-  ctx->stats.rescue_seconds += cph_now() - t0;
-  return rc;
-}
-
-/* The pieces of the next chunk (none at the end) and, in `at`, where it
- * starts, within the range it was cut from. With one engine, from the
- * cursor; in a shared call, from the cursor's range while it lasts, then
- * from a range to redo, else as one chunk from the shared queue. */
 static clphmm_status take_chunk(call *c, cph_cursor *cur, cph_cursor *at,
                                 size_t *n) {
   *at = *cur;
@@ -796,179 +311,50 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     if (rc || n == 0)
       break;
     /* A small float call's speculative pass is staged and scheduled
-     * before either pass is submitted (submit_both). */
-    const int small_call = k == 0 && speculates(c, &cur, cells);
-    rc = start_chunk(c, s, &ctx->d, set,
-                     &(chunk_src){c->pieces.p, n, NULL, 0, NULL, NULL},
-                     small_call);
+     * before either pass is submitted (cph_call_submit_both). */
+    const int small_call = k == 0 && cph_call_speculates(c, &cur, cells);
+    rc = cph_call_start_chunk(c, s, &ctx->d, set,
+                              &(chunk_src){c->pieces.p, n, NULL, 0, NULL, NULL},
+                              small_call);
     if (!rc && small_call) {
       small = 1;
-      speculate(c, n, s);
-      rc = submit_both(c, s);
+      cph_call_speculate(c, n, s);
+      rc = cph_call_submit_both(c, s);
     }
-    if (rc && can_retry(ctx, rc, n, c->pieces.p)) {
+    if (rc && cph_call_can_retry(ctx, rc, n, c->pieces.p)) {
       /* Finish what is in flight, then retry smaller. */
       cph_slot_abandon(s);
-      rc = prev ? end_chunk(c, prev, PASS_MAIN) : CLPHMM_SUCCESS;
+      rc = prev ? cph_call_end_chunk(c, prev, PASS_MAIN) : CLPHMM_SUCCESS;
       cph_slot *rs = &ctx->slots[CPH_RESCUE_SLOT];
       if (!rc && rs->active)
-        rc = end_chunk(c, rs, slot_pass(rs));
+        rc = cph_call_end_chunk(c, rs, cph_call_slot_pass(rs));
       if (rc)
         break;
       prev = NULL;
-      shrink(ctx);
+      cph_call_shrink(ctx);
       cur = at;
       chunk_bounds(ctx, cells, pairs, parts, &cur);
       full = cur;
       continue;
     }
     if (!rc && prev)
-      rc = end_chunk(c, prev, PASS_MAIN);
+      rc = cph_call_end_chunk(c, prev, PASS_MAIN);
     /* (Before the last chunk, the rescue pairs of all others go: only its
      * own are left for the end, when the device waits for them.) */
     const double tr = cph_now();
     if (!rc && ctx->dev.info.has_fp64 && !dbl)
-      rc = rescue_some(c, !c->sh && cph_cursor_at_end(&cur));
+      rc = cph_call_rescue_some(c, !c->sh && cph_cursor_at_end(&cur));
     cph_trace_host(&ctx->trace, "rescue-some", -1, tr);
     prev = rc ? NULL : s;
   }
   if (!rc && prev)
-    rc = end_chunk(c, prev, PASS_MAIN);
+    rc = cph_call_end_chunk(c, prev, PASS_MAIN);
   if (!rc && small)
     ctx->spec_left = c->rescue.n          ? CPH_SPEC_AFTER
                      : ctx->spec_left > 0 ? ctx->spec_left - 1
                                           : 0;
   if (!rc && c->speculated)
-    rc = end_speculation(c);
-  return rc;
-}
-
-/* ---- the rescue ------------------------------------------------------ */
-
-/* The double rescue of the collected pairs: on the device in chunks when
- * it has double precision, else with the CPU reference; pairs whose scaled
- * double sum does not stand then go to the exact pass (or, without an
- * exact set, to the CPU reference). */
-
-/* The pass of the chunk in the rescue slot. */
-static int slot_pass(const cph_slot *s) {
-  return s->set == CPH_SET_EXACT   ? PASS_EXACT
-         : s->set == CPH_SET_FLOAT ? PASS_CHECK
-                                   : PASS_RESCUE;
-}
-
-/* Pairs of list `l` from l->done on, at most a rescue chunk's. */
-static chunk_src rescue_src(const cph_engine *ctx, const pair_list *l) {
-  const unsigned div = ctx->chunk_div ? ctx->chunk_div : 1;
-  const size_t most = ctx->rescue_max / div ? ctx->rescue_max / div : 1;
-  const size_t n = l->n - l->done;
-  return (chunk_src){NULL, 0, l->p + l->done, n < most ? n : most, NULL, NULL};
-}
-
-/* In the main pass, between its chunks: once ctx->rescue_min pairs have
- * gathered in the rescue list (any, with `flush`), the rescue slot's
- * previous chunk is finished and one chunk of them submitted, so that the
- * host stages it while the device computes. Chunks of 16,384 pairs rather
- * than 4,096 (one main chunk's) fill the device: on the H200 the
- * HaplotypeCaller-like mix's kernels took 23.5 ms against 24.1. A failure
- * leaves the pairs for the end (rescue_final). */
-static clphmm_status rescue_some(call *c, int flush) {
-  cph_engine *ctx = c->ctx;
-  pair_list *l = &c->rescue;
-  cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
-  const size_t want = flush ? 1 : ctx->rescue_min;
-  if (l->n - l->done < want)
-    return CLPHMM_SUCCESS;
-  const double t0 = cph_now();
-  clphmm_status rc = s->active ? end_chunk(c, s, slot_pass(s)) : CLPHMM_SUCCESS;
-  const chunk_src src = rescue_src(ctx, l);
-  if (!rc && start_chunk(c, s, &ctx->d, CPH_SET_DOUBLE, &src, 0)) {
-    /* Its queued commands (copies on the copy queue too) may still read
-     * the slot's host buffers. */
-    cph_engine_finish(ctx);
-    cph_slot_abandon(s);
-  } else if (!rc) {
-    l->done += src.n_pairs;
-  }
-  ctx->stats.rescue_seconds += cph_now() - t0;
-  return rc;
-}
-
-/* At the end: every pair left in list `l` (the rescue or the exact pass,
- * on `set`), in chunks that take turns between the rescue slot and main
- * slot 0 (idle now), so that the host stages the next while the device
- * computes the one before: the rescue chunk from the main pass ran 0.6-1.0
- * ms on the H200 while the host waited for it before staging the last
- * one. Allocation failures are answered by smaller chunks, once the chunk
- * in flight is finished. */
-static clphmm_status rescue_final(call *c, pair_list *l, int set) {
-  cph_engine *ctx = c->ctx;
-  cph_slot *const r = &ctx->slots[CPH_RESCUE_SLOT], *const z = &ctx->slots[0];
-  cph_slot *pend = r->active ? r : NULL; /* (in flight) */
-  clphmm_status rc = CLPHMM_SUCCESS;
-  while (!rc && l->done < l->n) {
-    const double t0 = cph_now();
-    cph_slot *s = pend == r ? z : r;
-    const chunk_src src = rescue_src(ctx, l);
-    const clphmm_status was = start_chunk(c, s, &ctx->d, set, &src, 0);
-    const int retry = was && can_retry(ctx, was, src.n_pairs, NULL);
-    if (was) {
-      /* (Queued commands may still read the slot's host buffers.) */
-      cph_engine_finish(ctx);
-      cph_slot_abandon(s);
-    } else {
-      l->done += src.n_pairs;
-    }
-    rc = pend ? end_chunk(c, pend, slot_pass(pend)) : CLPHMM_SUCCESS;
-    pend = was ? NULL : s;
-    ctx->stats.rescue_seconds += cph_now() - t0;
-    if (!rc && was && !retry)
-      return was;
-    if (!rc && was)
-      shrink(ctx);
-  }
-  if (pend && !rc) {
-    const double t0 = cph_now();
-    rc = end_chunk(c, pend, slot_pass(pend));
-    ctx->stats.rescue_seconds += cph_now() - t0;
-  }
-  return rc;
-}
-
-/* The rescue pass's end, then the exact pass over the pairs it left
- * (the exact pass finds none that fail: its sums are GKL's). */
-static clphmm_status rescue_pass(call *c) {
-  cph_engine *ctx = c->ctx;
-  if (c->rescue.n == 0 && c->exact.n == 0)
-    return CLPHMM_SUCCESS;
-  /* (The exact pass may hold pairs sent straight there: finish.) */
-  ctx->stats.rescued_pairs =
-      c->rescue.n + ctx->stats.exact_direct + c->first_exact;
-  if (!ctx->dev.info.has_fp64) {
-    const double t0 = cph_now();
-    clphmm_status rc = rescue_on_cpus(c, c->rescue.p, c->rescue.n);
-    ctx->stats.cpu_pairs += c->rescue.n;
-    ctx->stats.rescue_seconds += cph_now() - t0;
-    return rc;
-  }
-  clphmm_status rc = rescue_final(c, &c->rescue, CPH_SET_DOUBLE);
-  if (!rc && c->exact.n) {
-    ctx->stats.exact_pairs = c->exact.n;
-    rc = rescue_final(c, &c->exact, CPH_SET_EXACT);
-    if (rc == CLPHMM_ERROR_BUILD_FAILED) {
-      /* Its kernels do not build here: the CPU reference, as before the
-       * exact pass existed. */
-      drain(ctx);
-      const size_t left = c->exact.n - c->exact.done;
-      cph_diag_note(&ctx->diag,
-                    "the exact pass's kernels did not build: %zu pairs on "
-                    "the CPU reference",
-                    left);
-      rc = rescue_on_cpus(c, c->exact.p + c->exact.done, left);
-      ctx->stats.cpu_pairs += left;
-      ctx->stats.exact_pairs -= left;
-    }
-  }
+    rc = cph_call_end_speculation(c);
   return rc;
 }
 
@@ -1009,9 +395,9 @@ static clphmm_status first_pairs(call *c, size_t b, size_t rows, size_t out) {
       }
       const int to_exact =
           exact && (uint64_t)rd->length * hp->length >= ctx->exact_direct;
-      st = list_add_pair(&c->first, pair);
+      st = cph_pair_list_add(&c->first, pair);
       if (!st)
-        st = list_add_pair(to_exact ? &c->exact : &c->rescue, pair);
+        st = cph_pair_list_add(to_exact ? &c->exact : &c->rescue, pair);
       c->first_exact += (size_t)(to_exact && !st);
     }
   }
@@ -1083,12 +469,12 @@ static clphmm_status check_pass(call *c) {
     if (proven[i])
       cph_first_count(&c->seen, c->first.p[i].read->length, 1);
     else
-      rc = list_add_pair(&c->check, c->first.p[i]);
+      rc = cph_pair_list_add(&c->check, c->first.p[i]);
   }
   free(proven);
   ctx->stats.double_first_checked = c->check.n;
   if (!rc)
-    rc = rescue_final(c, &c->check, CPH_SET_FLOAT);
+    rc = cph_call_rescue_final(c, &c->check, CPH_SET_FLOAT);
   /* (Checked pairs whose float results stand were not rescued.) */
   if (!rc)
     ctx->stats.rescued_pairs -= c->check.n - c->check_kept;
@@ -1247,11 +633,11 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   if (!rc)
     rc = main_pass(&c, cells, 1);
   if (!rc)
-    rc = rescue_pass(&c);
+    rc = cph_call_rescue_pass(&c);
   if (!rc)
     rc = check_pass(&c);
   if (rc)
-    drain(ctx);
+    cph_call_drain(ctx);
   if (!rc) {
     if (ctx->first_auto)
       cph_first_learn(&ctx->first_seen, &c.seen);
@@ -1298,9 +684,9 @@ clphmm_status cph_engine_compute_shared(cph_engine *ctx, cph_share *sh,
   const int stop = sh->stop;
   pthread_mutex_unlock(&sh->lock);
   if (!rc && !stop)
-    rc = rescue_pass(&c);
+    rc = cph_call_rescue_pass(&c);
   if (rc)
-    drain(ctx);
+    cph_call_drain(ctx);
   if (!rc) {
     ctx->stats.kernel_seconds = cph_spans_union_seconds(&ctx->kernel_spans);
     ctx->stats.wall_seconds = cph_now() - t0;

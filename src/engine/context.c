@@ -234,7 +234,7 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_number("CLPHMM_WAIT_SPIN_US", spin_us, 0, 1000000, "microseconds",
                     &spin_us);
   /* Float mode: pairs stopped early of at least this many cells go
-   * straight to the exact pass (compute.c, finish); 0: none. */
+   * straight to the exact pass (finish.c); 0: none. */
   uint64_t exact_direct = CPH_EXACT_DIRECT_CELLS;
   if (!st)
     st = env_number("CLPHMM_EXACT_DIRECT", exact_direct, 0, UINT64_MAX, "cells",
@@ -244,12 +244,12 @@ static clphmm_status engine_create(const clphmm_options *o,
     st = env_first(&ctx->first_auto, &ctx->double_first);
   ctx->first_growth = cph_first_growth();
   /* Float mode's speculative pass on the side queue, beside the float
-   * pass (compute.c speculate); 0: on the main queue, behind it. */
+   * pass (speculate.c); 0: on the main queue, behind it. */
   uint64_t side = 1;
   if (!st)
     st = env_number("CLPHMM_SIDE_QUEUE", side, 0, 1, NULL, &side);
   ctx->side_queue = (int)side;
-  /* A large call's rescue chunks in its main pass (compute.c). */
+  /* A large call's rescue chunks in its main pass (rescue.c). */
   uint64_t rescue_min = CPH_RESCUE_MIN_PAIRS;
   if (!st)
     st = env_number("CLPHMM_RESCUE_PAIRS", rescue_min, 1, UINT32_MAX, "pairs",

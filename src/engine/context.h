@@ -24,7 +24,7 @@
 /* An in-order queue and the device buffers of the chunks it runs (it runs
  * them one after the other, so one set serves them all). An engine has
  * its main queue, and a side queue for float mode's speculative double
- * pass (compute.c speculate), which then runs beside the float pass. */
+ * pass (speculate.c), which then runs beside the float pass. */
 typedef struct cph_devset {
   cl_command_queue queue;
   cph_devbuf raw, reads, hcodes, rows, weights, pairs, groups, sums, bound;
@@ -192,14 +192,14 @@ typedef struct cph_engine {
    * (bench/results, host-path at aaa1b8c): off by default, for drivers
    * whose blocking waits are slower. */
   double wait_spin_s;
-  /* Float mode's speculative double pass for small calls (compute.c
-   * speculate(); $CLPHMM_SPECULATE), the small calls that `auto` still
+  /* Float mode's speculative double pass for small calls (speculate.c;
+   * $CLPHMM_SPECULATE), the small calls that `auto` still
    * speculates on (CPH_SPEC_AFTER after one that had pairs to rescue,
    * fewer by one after each that had none), and the calls that speculated
    * (tests). */
   int speculate; /* CPH_SPECULATE_* */
   /* Stopped pairs of at least this many cells go straight to the exact
-   * pass ($CLPHMM_EXACT_DIRECT, compute.c finish; 0: none, 1: all). */
+   * pass ($CLPHMM_EXACT_DIRECT, finish.c; 0: none, 1: all). */
   uint64_t exact_direct;
   /* Float mode: reads that go to the double rescue before their float
    * pass, which runs only where their double results do not prove GKL's
@@ -211,9 +211,9 @@ typedef struct cph_engine {
   uint64_t double_first;
   cph_first_counts first_seen;
   double first_growth;
-  int side_queue; /* $CLPHMM_SIDE_QUEUE (compute.c, speculate) */
+  int side_queue; /* $CLPHMM_SIDE_QUEUE (speculate.c) */
   /* A large call's rescue chunks in its main pass gather at least this
-   * many pairs ($CLPHMM_RESCUE_PAIRS; compute.c rescue_some). */
+   * many pairs ($CLPHMM_RESCUE_PAIRS; rescue.c cph_call_rescue_some). */
   uint64_t rescue_min;
   size_t rescue_max; /* pairs of a rescue chunk at most (tests set it) */
   /* The first chunk of a call of at least two full chunks holds
@@ -223,7 +223,7 @@ typedef struct cph_engine {
   unsigned spec_left;
   unsigned long spec_calls;
   /* The speculative pass copies the float chunk's schedule where it is
-   * the same (compute.c start_chunk; tests set 0), and the chunks that
+   * the same (compute.c cph_call_start_chunk; tests set 0), and the chunks that
    * did (tests). */
   int copy_sched;
   unsigned long sched_copies;

@@ -11,7 +11,7 @@
 clphmm_status cph_submit(cph_engine *ctx, cph_slot *slot);
 
 /* cph_submit in its parts, in this order, so that two chunks on
- * different queues can take turns (compute.c: a small call's float pass
+ * different queues can take turns (speculate.c: a small call's float pass
  * and its speculative double pass): the copies in and the row
  * preparation, the launches, the copies out. */
 clphmm_status cph_submit_inputs(cph_engine *ctx, cph_slot *slot);
