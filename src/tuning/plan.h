@@ -52,7 +52,7 @@ clphmm_status cph_plan_variants(const cph_device *dev, int dbl, int scaled,
 
 /* Float mode's exact double set: cph_plan_variants' double set in GKL's
  * operation order (neither the scaled form nor fused multiply-adds), for
- * the rescue pairs whose scaled-form sums do not stand (engine/compute.c:
+ * the rescue pairs whose scaled-form sums do not stand (engine/finish.c:
  * near double's subnormal range GKL's result depends on its order). */
 clphmm_status cph_plan_exact(const cph_device *dev, cph_variant_set *set);
 
