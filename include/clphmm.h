@@ -246,7 +246,9 @@ CLPHMM_API clphmm_status clphmm_compute(clphmm_context *context,
  * the double rescue count in their bins too (their pairs again). A
  * device's table may add a small-call variant ("GxC/WG:small", max_rows
  * 0, after the bins): every pair of a call (or chunk) too small to fill
- * the device runs on it, in one launch instead of one per bin. */
+ * the device runs on it, in one launch instead of one per bin, and so do
+ * a larger chunk's pairs of bins too small to fill it (their reads of one
+ * tile of it; CLPHMM_SMALL_BINS), which their own bins then do not count. */
 typedef struct clphmm_bin_stats {
   uint32_t max_rows;
   char variant[32]; /* "GxC/WG": lanes per pair x rows per lane / group */

@@ -1224,66 +1224,97 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
   clphmm_context_destroy(bins);
 }
 
+/* Call `g` (n pairs, one chunk) with CLPHMM_SMALL_BINS' setting off and on:
+ * bin `bin` holds three pairs, which with it on run on the small-call
+ * variant where `moves`, else stay; the same bits either way, and the
+ * reference's. */
+static void check_small_bin(clphmm_context *ctx, const gen *g, size_t n,
+                            size_t bin, int moves, const char *what) {
+  cph_engine *e = ctx->eng[0];
+  const char *prec = ctx->precision ? "double" : "float";
+  double *out[2] = {NULL, NULL};
+  for (int on = 0; on < 2; on++) {
+    const unsigned keep = e->small_bins;
+    e->small_bins = (unsigned)on; /* (one work-group per unit: 3 fit) */
+    out[on] = run_device(ctx, g, n);
+    e->small_bins = keep;
+    clphmm_stats st;
+    CHECK_STATUS(clphmm_context_stats(ctx, &st), CLPHMM_SUCCESS, ctx);
+    const clphmm_bin_stats *sb = &st.bins[st.n_bins - 1];
+    CHECK(st.n_bins == 3 && sb->max_rows == 0 && st.chunks == 1,
+          "%s, %s: %zu bins, %llu chunks, %llu rescued (want 3 bins, one "
+          "chunk)",
+          prec, what, st.n_bins, (unsigned long long)st.chunks,
+          (unsigned long long)st.rescued_pairs);
+    const int moved = on && moves;
+    CHECK(sb->pairs == (moved ? 3u : 0u) &&
+              st.bins[bin].pairs == (moved ? 0u : 3u),
+          "%s, %s, small bins %s, %zu pairs: %llu on the small-call variant, "
+          "%llu in bin %zu (want %d and %d)",
+          prec, what, on ? "on" : "off", n, (unsigned long long)sb->pairs,
+          (unsigned long long)st.bins[bin].pairs, bin, moved ? 3 : 0,
+          moved ? 0 : 3);
+  }
+  CHECK(out[0] && out[1] && memcmp(out[0], out[1], n * sizeof *out[0]) == 0,
+        "%s, %s: the small bins' setting changed results", prec, what);
+  compare(ctx, g, what);
+  free(out[0]);
+  free(out[1]);
+}
+
+/* `g` gets pairs of reads of lo..hi rows, each against the haplotype it
+ * was copied from (no rescue), until the call is no small call and their
+ * bin (of `per_group` pairs per work-group) fills the device. */
+static size_t fill_bin(gen *g, test_rng *rng, size_t n, unsigned lo,
+                       unsigned hi, size_t fill, size_t per_group,
+                       unsigned cu) {
+  for (size_t in_bin = 0; n < fill + 8 || in_bin < per_group * cu;
+       in_bin++, n++) {
+    size_t len = test_rng_range(rng, lo, hi);
+    add_batch(g, rng, &len, 1, 1, 130, 200, 1, 0);
+  }
+  return n;
+}
+
 /* A large chunk's bin too small to fill the device (fewer work-groups than
  * compute units: schedule.c to_small, cph_plan_to_small) runs on the
- * small-call variant: three pairs of reads of at most 16 rows (bin 0,
- * 4x4/64) among enough pairs of 17-64 rows (bin 1, 8x8/64) that the call
- * is no small call and bin 1 fills the device. With CLPHMM_SMALL_BINS'
- * setting on, the three run on 16x4/64:small and bin 0 runs none; off,
- * bin 0 runs them; the same bits either way, and the reference's. */
-static void test_small_bins(clphmm_precision p, const test_rng *shared) {
-  /* (A copy of the generator: how many pairs this draws depends on the
-   * device's compute units, and the later tests' pairs must not; with
-   * them drawn after these, the double-first test's lacked a long read
-   * after a short one on the H200's local-shuffle run.) */
-  test_rng own = *shared, *rng = &own;
+ * small-call variant (16x4/64:small, 64 rows) where its reads fit one of
+ * its tiles: three pairs of reads of at most 16 rows (bin 0, 4x4/64) among
+ * pairs of 17-64 rows (bin 1, 8x8/64) that fill the device move; three of
+ * bin 1, the last, one of whose reads its tiles (100 rows), among pairs of
+ * bin 0 that fill it, stay. (Its own generator: how many pairs it draws
+ * depends on the device's compute units, and the later tests' pairs must
+ * not; with them drawn after these, the double-first test's lacked a long
+ * read after a short one on the H200's local-shuffle run. A device of one
+ * compute unit has no bin of fewer work-groups: skipped.) */
+static void test_small_bins(clphmm_precision p) {
+  test_rng own, *rng = &own;
+  test_rng_init(rng, 20261127);
   clphmm_context *ctx = NULL;
   if (open_with_variants(p, "4x4/64,8x8/64,16x4/64:small",
                          "4x4/64,8x8/64,16x4/64:small", &ctx) <= 0)
     return;
-  cph_engine *e = ctx->eng[0];
   const cph_variant_set *vs = vset(ctx);
   const cph_variant *sv = &vs->v[vs->n];
-  const unsigned cu = e->dev.info.compute_units;
+  const unsigned cu = ctx->eng[0]->dev.info.compute_units;
+  if (cu < 2) {
+    printf("%s small bins: one compute unit, skipped\n",
+           p ? "double" : "float ");
+    clphmm_context_destroy(ctx);
+    return;
+  }
   const size_t fill = (size_t)CPH_FILL_PAIRS_PER_UNIT * cu * (sv->wg / sv->g);
   gen g = {0};
   size_t tiny[] = {3, 9, 16};
   add_batch(&g, rng, tiny, 3, 1, 20, 200, 1, 0);
-  size_t n = 3, in_bin1 = 0;
-  while (n < fill + 8 || in_bin1 < 8 * (size_t)cu) {
-    size_t lens[4];
-    for (int r = 0; r < 4; r++)
-      lens[r] = test_rng_range(rng, 17, 64);
-    add_batch(&g, rng, lens, 4, 4, 20, 200, 1, 0);
-    n += 16;
-    in_bin1 += 16;
-  }
-  double *out[2] = {NULL, NULL};
-  clphmm_stats st[2];
-  for (int on = 0; on < 2; on++) {
-    const unsigned keep = e->small_bins;
-    e->small_bins = (unsigned)on; /* (one work-group per unit: 3 fit) */
-    out[on] = run_device(ctx, &g, n);
-    e->small_bins = keep;
-    CHECK_STATUS(clphmm_context_stats(ctx, &st[on]), CLPHMM_SUCCESS, ctx);
-    const clphmm_bin_stats *sb = &st[on].bins[st[on].n_bins - 1];
-    CHECK(st[on].n_bins == 3 && sb->max_rows == 0 && st[on].chunks == 1,
-          "%s: %zu bins, %llu chunks (want 3 bins, one chunk)",
-          p ? "double" : "float", st[on].n_bins,
-          (unsigned long long)st[on].chunks);
-    CHECK(sb->pairs == (on ? 3u : 0u) && st[on].bins[0].pairs == (on ? 0u : 3u),
-          "%s, small bins %s, %zu pairs (fill %zu, %u compute units): %llu "
-          "on the small-call variant, %llu in bin 0 (want %d and %d)",
-          p ? "double" : "float", on ? "on" : "off", n, fill, cu,
-          (unsigned long long)sb->pairs,
-          (unsigned long long)st[on].bins[0].pairs, on ? 3 : 0, on ? 0 : 3);
-  }
-  CHECK(out[0] && out[1] && memcmp(out[0], out[1], n * sizeof *out[0]) == 0,
-        "%s: a small bin on the small-call variant and on its own differ",
-        p ? "double" : "float");
-  compare(ctx, &g, "a small bin on the small-call variant");
-  free(out[0]);
-  free(out[1]);
+  size_t n = fill_bin(&g, rng, 3, 17, 64, fill, 8, cu);
+  check_small_bin(ctx, &g, n, 0, 1, "a small bin 0");
+  gen_free(&g);
+  memset(&g, 0, sizeof g);
+  size_t tiled[] = {30, 100, 64};
+  add_batch(&g, rng, tiled, 3, 1, 130, 200, 1, 0);
+  n = fill_bin(&g, rng, 3, 1, 16, fill, 16, cu);
+  check_small_bin(ctx, &g, n, 1, 0, "a small last bin with a read it tiles");
   gen_free(&g);
   clphmm_context_destroy(ctx);
 }
@@ -2452,7 +2483,7 @@ int main(void) {
     test_long_variant(modes[m], &rng);
     test_small_variant(modes[m], &rng);
     test_small_ring(modes[m], &rng);
-    test_small_bins(modes[m], &rng);
+    test_small_bins(modes[m]);
     test_copy_queue(modes[m]);
     if (modes[m] == CLPHMM_PRECISION_FLOAT)
       test_rescue_chunks();

@@ -609,16 +609,13 @@ static void test_bins(void) {
   }
 }
 
-/* Concurrent tiles: the smallest power of two covering a launch's tiles,
- * within the lane groups, the limit, and whole warps per tile slot where
- * the kernel idles slots with branches (NVIDIA 32, AMD 64 lanes). */
 /* cph_plan_to_small: which of a large chunk's bins run on the small-call
  * variant (32x8/128: 256 rows, 4 pairs per work-group), on a device of 132
  * compute units. */
 static void test_to_small(void) {
   cph_variant_set set, small;
   char why[160];
-  CHECK(cph_variants_parse("4x16/128,8x16/128,32x16/128,32x16/32:long", &set,
+  CHECK(cph_variants_parse("4x16/128,8x16/128,32x8/128,32x16/32:long", &set,
                            why, sizeof why) &&
             cph_variants_parse("32x8/128:small", &small, why, sizeof why),
         "parse: %s", why);
@@ -626,34 +623,43 @@ static void test_to_small(void) {
   set.has_small = 1;
   static const struct {
     size_t bin;
-    uint64_t pairs, moved;
+    uint64_t pairs;
+    uint32_t longest;
+    uint64_t moved;
     unsigned groups;
     int want;
   } cases[] = {
-      {0, 100, 0, 2, 1},   /* 4 work-groups of 4x16/128 */
-      {0, 4192, 0, 64, 1}, /* 131 work-groups (64 per unit: no limit) */
-      {0, 4193, 0, 64, 0}, /* 132: as many as compute units */
-      {0, 100, 956, 2, 1}, /* 1056 pairs: 2 of 32x8's groups per unit */
-      {0, 100, 957, 2, 0}, /* one more */
-      {0, 100, 0, 0, 0},   /* never */
-      {0, 0, 0, 2, 0},     /* nothing to move */
-      {1, 1000, 0, 2, 1},  /* 8x16/128: 128 rows, 63 work-groups */
-      {1, 1000, 0, 1, 0},  /* over 528 pairs */
-      {2, 10, 0, 2, 0},    /* 32x16/128: 512 rows, more than its tile */
-      {3, 10, 0, 2, 0},    /* the long-read variant */
-      {4, 10, 0, 2, 0},    /* the small-call variant itself */
+      {0, 100, 64, 0, 2, 1},   /* 4 work-groups of 4x16/128 */
+      {0, 4192, 64, 0, 64, 1}, /* 131 work-groups (64 per unit: no limit) */
+      {0, 4193, 64, 0, 64, 0}, /* 132: as many as compute units */
+      {0, 100, 64, 956, 2, 1}, /* 1056 pairs: 2 of 32x8's groups per unit */
+      {0, 100, 64, 957, 2, 0}, /* one more */
+      {0, 100, 64, 0, 0, 0},   /* never */
+      {0, 0, 0, 0, 2, 0},      /* nothing to move */
+      {1, 1000, 128, 0, 2, 1}, /* 8x16/128: 128 rows, 63 work-groups */
+      {1, 1000, 128, 0, 1, 0}, /* over 528 pairs */
+      {2, 10, 256, 0, 2, 1},   /* 32x8/128: reads of one 256-row tile */
+      {2, 10, 257, 0, 2, 0},   /* the last bin: a read it tiles */
+      {2, 10, 20000, 0, 2, 0}, /* (a long read) */
+      {3, 10, 200, 0, 2, 0},   /* the long-read variant */
+      {4, 10, 64, 0, 2, 0},    /* the small-call variant itself */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    CHECK(cph_plan_to_small(&set, cases[i].bin, cases[i].pairs, cases[i].moved,
-                            132, cases[i].groups) == cases[i].want,
-          "bin %zu, %llu pairs beside %llu, %u groups per unit: want %d",
-          cases[i].bin, (unsigned long long)cases[i].pairs,
+    CHECK(cph_plan_to_small(&set, cases[i].bin, cases[i].pairs,
+                            cases[i].longest, cases[i].moved, 132,
+                            cases[i].groups) == cases[i].want,
+          "bin %zu, %llu pairs of up to %u rows beside %llu, %u groups per "
+          "unit: want %d",
+          cases[i].bin, (unsigned long long)cases[i].pairs, cases[i].longest,
           (unsigned long long)cases[i].moved, cases[i].groups, cases[i].want);
   set.has_small = 0;
-  CHECK(!cph_plan_to_small(&set, 0, 100, 0, 132, 2),
+  CHECK(!cph_plan_to_small(&set, 0, 100, 64, 0, 132, 2),
         "no small-call variant: a bin moved");
 }
 
+/* Concurrent tiles: the smallest power of two covering a launch's tiles,
+ * within the lane groups, the limit, and whole warps per tile slot where
+ * the kernel idles slots with branches (NVIDIA 32, AMD 64 lanes). */
 static void test_coop(void) {
 /* A lane-group or vector variant (fma: the scaled fused form). */
 #define V(G, C, WG, SH, FMA, SEQ, MAXREG, VEC)                                 \

@@ -152,8 +152,9 @@ typedef struct key_task {
   cph_job *jobs;
   uint64_t *keys;
   size_t n;
-  uint32_t *used;                      /* per range: bit b = bin b used */
-  uint64_t (*count)[CPH_MAX_VARIANTS]; /* per range: jobs per bin */
+  uint32_t *used;                        /* per range: bit b = bin b used */
+  uint64_t (*count)[CPH_MAX_VARIANTS];   /* per range: jobs per bin */
+  uint32_t (*longest)[CPH_MAX_VARIANTS]; /* per range: longest read */
   int small_bin; /* every job's bin (the small-call variant), -1: none */
   uint8_t to[CPH_MAX_VARIANTS]; /* key_range moves bin b's jobs to to[b] */
   uint64_t *n_long; /* per range: jobs binned on the long-read variant */
@@ -173,6 +174,7 @@ static void bin_range(void *arg, size_t r) {
                hi = lo + ORDER_RANGE < t->n ? lo + ORDER_RANGE : t->n;
   uint32_t last_R = 0, bin = 0, used = 0;
   uint64_t n_long = 0, *count = t->count[r];
+  uint32_t *longest = t->longest[r];
   for (size_t i = lo; i < hi; i++) {
     if (i == lo || t->jobs[i].R != last_R) { /* a read's pairs come together */
       last_R = t->jobs[i].R;
@@ -182,6 +184,8 @@ static void bin_range(void *arg, size_t r) {
     t->jobs[i].slot = bin;
     used |= 1u << bin;
     count[bin]++;
+    if (last_R > longest[bin])
+      longest[bin] = last_R;
     n_long += bin == t->seq_bin;
   }
   t->used[r] = used;
@@ -241,7 +245,8 @@ static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
  * cph_plan_to_small, for a chunk that is not all on it already); returns
  * the bins used then. */
 static uint32_t to_small(const cph_engine *ctx, const cph_variant_set *vs,
-                         key_task *t, const uint64_t *count, uint32_t used) {
+                         key_task *t, const uint64_t *count,
+                         const uint32_t *longest, uint32_t used) {
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
     t->to[b] = (uint8_t)b;
   if (t->small_bin >= 0 || !ctx->small_bins)
@@ -249,8 +254,8 @@ static uint32_t to_small(const cph_engine *ctx, const cph_variant_set *vs,
   const unsigned cu = ctx->dev.info.compute_units;
   uint64_t moved = 0;
   for (size_t b = 0; b < vs->n; b++)
-    if ((used >> b & 1) &&
-        cph_plan_to_small(vs, b, count[b], moved, cu, ctx->small_bins)) {
+    if ((used >> b & 1) && cph_plan_to_small(vs, b, count[b], longest[b], moved,
+                                             cu, ctx->small_bins)) {
       t->to[b] = (uint8_t)vs->n;
       moved += count[b];
       used = (used & ~(1u << b)) | 1u << vs->n;
@@ -285,32 +290,41 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
   t.used = calloc(ranges ? ranges : 1, sizeof *t.used);
   t.n_long = calloc(ranges ? ranges : 1, sizeof *t.n_long);
   t.count = calloc(ranges ? ranges : 1, sizeof *t.count);
-  if (!t.used || !t.n_long || !t.count || (n && !s->cap_keys)) {
+  t.longest = calloc(ranges ? ranges : 1, sizeof *t.longest);
+  if (!t.used || !t.n_long || !t.count || !t.longest || (n && !s->cap_keys)) {
     free(t.used);
     free(t.n_long);
     free(t.count);
+    free(t.longest);
     return cph_error(CLPHMM_ERROR_OUT_OF_MEMORY, "no memory to order %zu pairs",
                      n);
   }
   cph_pool_for(ctx->pool, ranges, bin_range, &t);
   uint32_t used = 0;
   uint64_t n_long = 0, count[CPH_MAX_VARIANTS] = {0};
+  uint32_t longest[CPH_MAX_VARIANTS] = {0};
   for (size_t r = 0; r < ranges; r++) {
     used |= t.used[r];
     n_long += t.n_long[r];
-    for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
+    for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
       count[b] += t.count[r][b];
+      if (t.longest[r][b] > longest[b])
+        longest[b] = t.longest[r][b];
+    }
   }
   free(t.used);
   free(t.n_long);
   free(t.count);
+  free(t.longest);
   if (n_long && n_long < t.fill) {
     const uint32_t to = (uint32_t)cph_plan_bin_long(vs);
     used = rebin_long(&t, t.seq_bin, to);
     count[to] += count[t.seq_bin];
     count[t.seq_bin] = 0;
+    if (longest[t.seq_bin] > longest[to])
+      longest[to] = longest[t.seq_bin];
   }
-  used = to_small(ctx, vs, &t, count, used);
+  used = to_small(ctx, vs, &t, count, longest, used);
   for (size_t b = 0; b < CPH_MAX_VARIANTS; b++) {
     if (!(used >> b & 1))
       continue;

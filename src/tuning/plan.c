@@ -143,12 +143,12 @@ int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
 }
 
 int cph_plan_to_small(const cph_variant_set *set, size_t bin, uint64_t pairs,
-                      uint64_t moved, unsigned compute_units,
+                      uint32_t longest, uint64_t moved, unsigned compute_units,
                       unsigned groups_per_unit) {
   if (!set->has_small || bin >= set->n || !pairs)
     return 0;
   const cph_variant *v = &set->v[bin], *s = &set->v[set->n];
-  if (v->seq || v->vec || cph_variant_rows(v) > cph_variant_rows(s))
+  if (v->seq || v->vec || longest > cph_variant_rows(s))
     return 0;
   const uint64_t per_group = cph_variant_pairs(v);
   return (pairs + per_group - 1) / per_group < compute_units &&

@@ -83,9 +83,11 @@ size_t cph_plan_bin_long(const cph_variant_set *set);
 int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
                    unsigned compute_units);
 
-/* Whether a chunk's `pairs` pairs of bin `bin` run on the small-call
- * variant instead of their bin's, beside `moved` pairs of other bins
- * already there: the set has one, whose tiles hold the bin's reads; the
+/* Whether a chunk's `pairs` pairs of bin `bin`, of reads of at most
+ * `longest` rows, run on the small-call variant instead of their bin's,
+ * beside `moved` pairs of other bins already there: the set has one, one
+ * of whose tiles holds each of the reads (never the reads that the last
+ * bin or the long-read variant tile); the
  * bin's pairs are fewer work-groups than the device has compute units;
  * and all of them together fill at most `groups_per_unit` work-groups of
  * the small-call variant per compute unit. A launch that leaves the device part
@@ -100,7 +102,7 @@ int cph_plan_small(const cph_variant_set *set, size_t pairs, uint64_t cells,
  * pairs a chunk moved so: 22.33 instead of 21.86 ms, 1.7 ms at 716 GCUPS on the
  * small-call variant, hence the limit: see CPH_SMALL_BIN_GROUPS.) */
 int cph_plan_to_small(const cph_variant_set *set, size_t bin, uint64_t pairs,
-                      uint64_t moved, unsigned compute_units,
+                      uint32_t longest, uint64_t moved, unsigned compute_units,
                       unsigned groups_per_unit);
 
 /* Whether the set has a vector variant (their programs have no row
