@@ -229,16 +229,12 @@ static int small_bin(const cph_engine *ctx, const cph_variant_set *vs,
 }
 
 /* The jobs binned on the long-read variant `seq` go to bin `to` (too few
- * to fill the device with it: cph_plan_bin_long). */
-static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
-  uint32_t used = 0;
-  for (size_t i = 0; i < t->n; i++) {
-    cph_job *jb = &t->jobs[i];
-    if (jb->slot == seq)
-      jb->slot = to;
-    used |= 1u << jb->slot;
-  }
-  return used;
+ * to fill the device with it: cph_plan_bin_long), moved by key_range;
+ * returns the bins used then. */
+static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to,
+                           uint32_t used) {
+  t->to[seq] = (uint8_t)to;
+  return (used & ~(1u << seq)) | 1u << to;
 }
 
 /* The bins whose jobs key_range moves to the small-call variant (in t->to:
@@ -247,8 +243,6 @@ static uint32_t rebin_long(key_task *t, uint32_t seq, uint32_t to) {
 static uint32_t to_small(const cph_engine *ctx, const cph_variant_set *vs,
                          key_task *t, const uint64_t *count,
                          const uint32_t *longest, uint32_t used) {
-  for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
-    t->to[b] = (uint8_t)b;
   if (t->small_bin >= 0 || !ctx->small_bins)
     return used;
   const unsigned cu = ctx->dev.info.compute_units;
@@ -256,7 +250,9 @@ static uint32_t to_small(const cph_engine *ctx, const cph_variant_set *vs,
   for (size_t b = 0; b < vs->n; b++)
     if ((used >> b & 1) && cph_plan_to_small(vs, b, count[b], longest[b], moved,
                                              cu, ctx->small_bins)) {
-      t->to[b] = (uint8_t)vs->n;
+      for (size_t c = 0; c < CPH_MAX_VARIANTS; c++)
+        if (t->to[c] == b) /* (bin b's own jobs and any rebinned to it) */
+          t->to[c] = (uint8_t)vs->n;
       moved += count[b];
       used = (used & ~(1u << b)) | 1u << vs->n;
     }
@@ -316,9 +312,11 @@ static clphmm_status order_jobs(cph_engine *ctx, int set,
   free(t.n_long);
   free(t.count);
   free(t.longest);
+  for (size_t b = 0; b < CPH_MAX_VARIANTS; b++)
+    t.to[b] = (uint8_t)b;
   if (n_long && n_long < t.fill) {
     const uint32_t to = (uint32_t)cph_plan_bin_long(vs);
-    used = rebin_long(&t, t.seq_bin, to);
+    used = rebin_long(&t, t.seq_bin, to, used);
     count[to] += count[t.seq_bin];
     count[t.seq_bin] = 0;
     if (longest[t.seq_bin] > longest[to])
