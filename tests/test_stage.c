@@ -3,7 +3,9 @@
  * weights equals cph_weights_scaled of its quality bytes, bit for bit, in
  * both precisions, on the calling thread (a region's few rows) and on the
  * pool (a large rescue chunk's), with reads of length 0 keeping 1, 1 and
- * parts of reads that are not a multiple of four. */
+ * parts of reads that are not a multiple of four; and cph_stage_weights_of:
+ * the reads of the wanted jobs (several jobs of one read, reads of length
+ * 0 among them) get exactly those weights, every other read keeps 1, 1. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +15,7 @@
 #include "test_util.h"
 
 static void check_weights(cph_pool *pool, size_t n_reads, size_t max_len,
-                          int dbl, test_rng *rng) {
+                          int dbl, int of, test_rng *rng) {
   uint32_t *reads = malloc(2 * (n_reads ? n_reads : 1) * sizeof *reads);
   size_t n_rows = 0;
   for (size_t k = 0; reads && k < n_reads; k++) {
@@ -39,19 +41,43 @@ static void check_weights(cph_pool *pool, size_t n_reads, size_t max_len,
   s.raw.ptr = raw;
   s.reads.ptr = reads;
   s.weights.ptr = w;
-  cph_stage_weights(&s, pool);
+  cph_job *jobs = NULL;
+  unsigned char *want = NULL;
+  if (of) {
+    /* Three jobs per read; about one in four wanted, in an order that
+     * visits reads out of turn. */
+    s.n_jobs = 3 * n_reads;
+    jobs = calloc(s.n_jobs ? s.n_jobs : 1, sizeof *jobs);
+    want = calloc(s.n_jobs ? s.n_jobs : 1, 1);
+    if (!jobs || !want)
+      abort();
+    for (size_t i = 0; i < s.n_jobs; i++) {
+      jobs[i].read = (uint32_t)((i * 7) % n_reads);
+      jobs[i].out = s.n_jobs - 1 - i;
+      want[jobs[i].out] = test_rng_range(rng, 0, 3) == 0;
+    }
+    s.jobs = jobs;
+    cph_stage_weights_of(&s, want);
+  } else
+    cph_stage_weights(&s, pool);
   size_t bad = 0;
   for (size_t k = 0; k < n_reads; k++) {
     double wm = 1.0, wx = 1.0;
     const size_t row = reads[2 * k];
-    cph_weights_scaled(raw + 2 * n_rows + row, raw + 3 * n_rows + row,
-                       reads[2 * k + 1], dbl, &wm, &wx);
+    int wanted = !of;
+    for (size_t i = 0; of && i < s.n_jobs; i++)
+      wanted |= jobs[i].read == k && want[jobs[i].out];
+    if (wanted)
+      cph_weights_scaled(raw + 2 * n_rows + row, raw + 3 * n_rows + row,
+                         reads[2 * k + 1], dbl, &wm, &wx);
     bad += w[2 * k] != wm || w[2 * k + 1] != wx;
   }
   CHECK(bad == 0,
-        "%zu reads of up to %zu rows (%zu rows, pool %s, dbl %d): "
+        "%zu reads of up to %zu rows (%zu rows, pool %s, dbl %d, of %d): "
         "%zu weights differ",
-        n_reads, max_len, n_rows, pool ? "yes" : "no", dbl, bad);
+        n_reads, max_len, n_rows, pool ? "yes" : "no", dbl, of, bad);
+  free(jobs);
+  free(want);
   free(reads);
   free(raw);
   free(w);
@@ -63,10 +89,15 @@ int main(void) {
   cph_pool *pools[2] = {NULL, cph_pool_create(4)};
   for (int p = 0; p < 2; p++)
     for (int dbl = 0; dbl < 2; dbl++) {
-      check_weights(pools[p], 30, 250, dbl, &rng);   /* a region */
-      check_weights(pools[p], 4099, 200, dbl, &rng); /* a rescue chunk */
-      check_weights(pools[p], 0, 10, dbl, &rng);
+      check_weights(pools[p], 30, 250, dbl, 0, &rng);   /* a region */
+      check_weights(pools[p], 4099, 200, dbl, 0, &rng); /* a rescue chunk */
+      check_weights(pools[p], 0, 10, dbl, 0, &rng);
     }
+  for (int dbl = 0; dbl < 2; dbl++) {
+    check_weights(NULL, 30, 250, dbl, 1, &rng); /* a region's rescue */
+    check_weights(NULL, 211, 250, dbl, 1, &rng);
+    check_weights(NULL, 0, 10, dbl, 1, &rng);
+  }
   cph_pool_destroy(pools[1]);
   return test_finish();
 }

@@ -487,15 +487,23 @@ static clphmm_status check_pass(call *c) {
 static void reset_stats(cph_engine *ctx) {
   const cph_variant_set *vs =
       &ctx->variants[ctx->precision == CLPHMM_PRECISION_DOUBLE];
+  const size_t n = cph_plan_count(vs);
   memset(&ctx->stats, 0, sizeof ctx->stats);
   cph_spans_clear(&ctx->kernel_spans);
   ctx->kernel_events = 0;
-  ctx->stats.n_bins = cph_plan_count(vs);
-  for (size_t i = 0; i < cph_plan_count(vs); i++) {
+  ctx->stats.n_bins = n;
+  if (ctx->n_bin_named != n ||
+      memcmp(ctx->bin_named, vs->v, n * sizeof *vs->v)) {
+    for (size_t i = 0; i < n; i++)
+      cph_variant_name(&vs->v[i], ctx->bin_names[i], sizeof ctx->bin_names[i]);
+    memcpy(ctx->bin_named, vs->v, n * sizeof *vs->v);
+    ctx->n_bin_named = n;
+  }
+  for (size_t i = 0; i < n; i++) {
     const cph_variant *v = &vs->v[i];
     clphmm_bin_stats *b = &ctx->stats.bins[i];
     b->max_rows = v->seq ? UINT32_MAX : v->small ? 0 : cph_variant_rows(v);
-    cph_variant_name(v, b->variant, sizeof b->variant);
+    memcpy(b->variant, ctx->bin_names[i], sizeof b->variant);
   }
 }
 

@@ -252,6 +252,13 @@ typedef struct cph_engine {
    * prep_lanes). */
   unsigned prep_lanes;
   unsigned long spin_waits; /* waits that polling ended (tests) */
+  /* The bins' names and the variants they name (compute.c reset_stats:
+   * naming 14 bins with snprintf took about 3 us of a region's call on
+   * the H200's host; variants replaced after a build failure are named
+   * again). */
+  char bin_names[CLPHMM_MAX_BINS][32];
+  cph_variant bin_named[CLPHMM_MAX_BINS];
+  size_t n_bin_named;
   clphmm_stats stats;
   /* Chunks of about this many cells, without the rule that a chunk holds
    * enough pairs to fill the device ($CLPHMM_CHUNK_CELLS, for tests and

@@ -110,29 +110,46 @@ static void read_weights(cph_stage *s, size_t k) {
                      s->flavor == CPH_GKL_DOUBLE, &w[2 * k], &w[2 * k + 1]);
 }
 
-static void weights_part(void *arg, size_t part) {
-  cph_stage *s = arg;
+/* The weights of reads idx[0 .. n-1] (NULL: reads lo .. lo + n - 1), four
+ * at a time as independent chains of products (cph_weights_scaled4: the
+ * same bits as one at a time). */
+static void weights_of_reads(cph_stage *s, const uint32_t *idx, size_t lo,
+                             size_t n) {
   const uint32_t *reads = s->reads.ptr;
   const uint8_t *ins = (const uint8_t *)s->raw.ptr + 2 * s->n_rows,
                 *del = (const uint8_t *)s->raw.ptr + 3 * s->n_rows;
   double *w = s->weights.ptr;
   const int dbl = s->flavor == CPH_GKL_DOUBLE;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const uint8_t *in[4], *de[4];
+    size_t len[4];
+    double out[8];
+    for (int r = 0; r < 4; r++) {
+      const size_t k = idx ? idx[i + r] : lo + i + r;
+      in[r] = ins + reads[2 * k];
+      de[r] = del + reads[2 * k];
+      len[r] = reads[2 * k + 1];
+      out[2 * r] = w[2 * k]; /* (a read of length 0 keeps its 1, 1) */
+      out[2 * r + 1] = w[2 * k + 1];
+    }
+    cph_weights_scaled4(in, de, len, dbl, out);
+    for (int r = 0; r < 4; r++) {
+      const size_t k = idx ? idx[i + r] : lo + i + r;
+      w[2 * k] = out[2 * r];
+      w[2 * k + 1] = out[2 * r + 1];
+    }
+  }
+  for (; i < n; i++)
+    read_weights(s, idx ? idx[i] : lo + i);
+}
+
+static void weights_part(void *arg, size_t part) {
+  cph_stage *s = arg;
   const size_t lo = part * WEIGHT_PART, hi = lo + WEIGHT_PART < s->n_reads
                                                  ? lo + WEIGHT_PART
                                                  : s->n_reads;
-  size_t k = lo;
-  for (; k + 4 <= hi; k += 4) {
-    const uint8_t *in[4], *de[4];
-    size_t len[4];
-    for (int r = 0; r < 4; r++) {
-      in[r] = ins + reads[2 * (k + r)];
-      de[r] = del + reads[2 * (k + r)];
-      len[r] = reads[2 * (k + r) + 1];
-    }
-    cph_weights_scaled4(in, de, len, dbl, &w[2 * k]);
-  }
-  for (; k < hi; k++)
-    read_weights(s, k);
+  weights_of_reads(s, NULL, lo, hi - lo);
 }
 
 void cph_stage_weights(cph_stage *s, cph_pool *pool) {
@@ -141,9 +158,26 @@ void cph_stage_weights(cph_stage *s, cph_pool *pool) {
 }
 
 void cph_stage_weights_of(cph_stage *s, const unsigned char *want) {
-  for (size_t i = 0; i < s->n_jobs; i++)
-    if (want[s->jobs[i].out]) /* (a read of several such jobs: again) */
-      read_weights(s, s->jobs[i].read);
+  /* Each wanted read once: a region's rescue pairs are often several
+   * haplotypes of one read (on the H200 a 300-pair region's rescue spent
+   * about 15 us here computing a read's weights again for each). */
+  uint32_t *idx = malloc((s->n_reads ? s->n_reads : 1) * sizeof *idx);
+  unsigned char *seen = calloc(s->n_reads ? s->n_reads : 1, 1);
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_jobs; i++) {
+    const uint32_t r = s->jobs[i].read;
+    if (!want[s->jobs[i].out])
+      continue;
+    if (!idx || !seen) /* (no memory: one at a time, again per job) */
+      read_weights(s, r);
+    else if (!seen[r]) {
+      seen[r] = 1;
+      idx[n++] = r;
+    }
+  }
+  weights_of_reads(s, idx, 0, n);
+  free(idx);
+  free(seen);
 }
 
 /* Copy n quality bytes; returns their OR (bit 7: a byte above 127). */

@@ -123,8 +123,9 @@ clphmm_status cph_stage_copy(const cph_bufctx *c, cph_stage *s,
 void cph_stage_weights(cph_stage *s, cph_pool *pool);
 
 /* The same for the reads of the staged jobs that `want` marks (by out
- * index): float mode's speculative double pass, whose results only its
- * rescue pairs take (a few reads of a region's tens). */
+ * index), each read once: float mode's speculative double pass, whose
+ * results only its rescue pairs take (a few reads of a region's tens,
+ * often with several haplotypes each). */
 void cph_stage_weights_of(cph_stage *s, const unsigned char *want);
 
 /* Stage pairs of batches whose shapes are valid (consecutive pairs of one
