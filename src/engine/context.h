@@ -256,7 +256,7 @@ typedef struct cph_engine {
    * naming 14 bins with snprintf took about 3 us of a region's call on
    * the H200's host; variants replaced after a build failure are named
    * again). */
-  char bin_names[CLPHMM_MAX_BINS][32];
+  char bin_names[CLPHMM_MAX_BINS][sizeof((clphmm_bin_stats *)0)->variant];
   cph_variant bin_named[CLPHMM_MAX_BINS];
   size_t n_bin_named;
   clphmm_stats stats;
