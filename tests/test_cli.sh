@@ -326,6 +326,131 @@ else
   skip "write error on stdout (no /dev/full)"
 fi
 
+# ---- --output destinations ----------------------------------------------------
+
+D=$TMP/dest
+mkdir -p "$D"
+# A directory is refused before anything is computed.
+mkdir -p "$D/adir"
+run --reference --output "$D/adir" "$TINY"
+if [ "$RC" -eq 1 ] && grep -q "^clphmm: .*adir: is a directory" "$TMP/err" &&
+  [ "$(find "$D" -name 'adir.tmp-*' | wc -l)" -eq 0 ]; then
+  pass "--output DIRECTORY: refused, nothing left"
+else
+  fail "--output DIRECTORY: refused, nothing left" "exit status $RC: $(last_err)"
+fi
+
+# An existing file keeps its permissions.
+echo old >"$D/m600.txt"
+chmod 600 "$D/m600.txt"
+run --reference --output "$D/m600.txt" "$TINY"
+if [ "$RC" -eq 0 ] && [ "$(stat -c %a "$D/m600.txt")" = 600 ] &&
+  cmp -s "$D/m600.txt" "$TMP/ref-float.txt"; then
+  pass "--output FILE keeps the file's permissions (600)"
+else
+  fail "--output FILE keeps the file's permissions (600)" \
+    "exit status $RC, mode $(stat -c %a "$D/m600.txt"): $(last_err)"
+fi
+
+# A symbolic link stays; the file it points to gets the results.
+echo old >"$D/target.txt"
+ln -s target.txt "$D/link.txt"
+run --reference --output "$D/link.txt" "$TINY"
+if [ "$RC" -eq 0 ] && [ -L "$D/link.txt" ] &&
+  cmp -s "$D/target.txt" "$TMP/ref-float.txt"; then
+  pass "--output LINK: the link stays, its target gets the results"
+else
+  fail "--output LINK: the link stays, its target gets the results" \
+    "exit status $RC: $(last_err)"
+fi
+
+# A FIFO stays a FIFO and its reader gets the results.
+if mkfifo "$D/fifo" 2>/dev/null; then
+  cat "$D/fifo" >"$D/fifo.out" &
+  reader=$!
+  run --reference --output "$D/fifo" "$TINY"
+  wait "$reader"
+  if [ "$RC" -eq 0 ] && [ -p "$D/fifo" ] &&
+    cmp -s "$D/fifo.out" "$TMP/ref-float.txt"; then
+    pass "--output FIFO: stays a FIFO, its reader gets the results"
+  else
+    fail "--output FIFO: stays a FIFO, its reader gets the results" \
+      "exit status $RC: $(last_err)"
+  fi
+  # In chunks: through the spool, the same bytes.
+  cat "$D/fifo" >"$D/fifo.out" &
+  reader=$!
+  run --reference --chunk-pairs 3 --output "$D/fifo" "$TINY"
+  wait "$reader"
+  if [ "$RC" -eq 0 ] && cmp -s "$D/fifo.out" "$TMP/ref-float.txt"; then
+    pass "--output FIFO in chunks (spooled): the same results"
+  else
+    fail "--output FIFO in chunks (spooled): the same results" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  skip "--output FIFO (mkfifo failed)"
+fi
+
+# Write errors on a device reach the user; the device stays a device.
+if [ -c /dev/full ] && [ -w /dev/full ]; then
+  run --reference --output /dev/full "$TINY"
+  if [ "$RC" -eq 1 ] && [ -c /dev/full ] &&
+    grep -q '^clphmm: /dev/full: write error' "$TMP/err"; then
+    pass "--output /dev/full: write error reported, still a device"
+  else
+    fail "--output /dev/full: write error reported, still a device" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  skip "--output /dev/full (none)"
+fi
+
+# A file the user may not write is refused up front (root may write it).
+echo keep >"$D/ro.txt"
+chmod 444 "$D/ro.txt"
+if [ "$(id -u)" -ne 0 ]; then
+  run --reference --output "$D/ro.txt" "$TINY"
+  if [ "$RC" -eq 1 ] && [ "$(cat "$D/ro.txt")" = keep ] &&
+    grep -q "^clphmm: .*ro.txt: Permission denied" "$TMP/err"; then
+    pass "--output read-only FILE: refused, left unchanged"
+  else
+    fail "--output read-only FILE: refused, left unchanged" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  skip "--output read-only FILE (running as root)"
+fi
+
+# Killed while computing: the temporary file goes too. The input is a
+# FIFO whose writer stops after one batch, so the run waits for more.
+if mkfifo "$D/slow.in" 2>/dev/null; then
+  { cat "$TINY"; exec sleep 30; } >"$D/slow.in" 2>/dev/null &
+  writer=$!
+  "$CLI" --reference --chunk-pairs 1 --output "$D/killed.txt" "$D/slow.in" \
+    >/dev/null 2>"$TMP/err" &
+  victim=$!
+  for _ in $(seq 50); do
+    [ "$(find "$D" -name 'killed.txt.tmp-*' | wc -l)" -gt 0 ] && break
+    sleep 0.1
+  done
+  seen=$(find "$D" -name 'killed.txt.tmp-*' | wc -l)
+  kill -TERM "$victim"
+  wait "$victim"
+  RC=$?
+  kill "$writer" 2>/dev/null
+  wait "$writer" 2>/dev/null
+  left=$(find "$D" -name 'killed.txt*' | wc -l)
+  if [ "$seen" -gt 0 ] && [ "$RC" -eq 143 ] && [ "$left" -eq 0 ]; then
+    pass "SIGTERM while computing: no --output FILE, no temporary file"
+  else
+    fail "SIGTERM while computing: no --output FILE, no temporary file" \
+      "temporary file seen: $seen, exit status $RC, left: $left"
+  fi
+else
+  skip "SIGTERM while computing (mkfifo failed)"
+fi
+
 # ---- bad inputs -------------------------------------------------------------
 
 B=$TMP/bad
@@ -340,6 +465,42 @@ good_batch() { printf '1 1\n%s\n%s\n' "$READ" "$HAP"; }
   'ACGTXCGT IIIIIIII IIIIIIII IIIIIIII ++++++++' "$HAP"; } >"$B/bad_base.in"
 check_error "bad input: invalid base in a read (line 6)" 6 bad_base.in \
   --reference "$B/bad_base.in"
+
+# Bytes outside printable ASCII are shown escaped; a byte-order mark is named.
+{ printf '\357\273\277'; good_batch; } >"$B/bom.in"
+check_error "bad input: UTF-8 byte-order mark (line 1)" 1 bom.in \
+  --reference "$B/bom.in"
+if grep -q "'\\\\xef\\\\xbb\\\\xbf1'.*byte-order mark" "$TMP/err"; then
+  pass "bad input: the byte-order mark shown escaped and named"
+else
+  fail "bad input: the byte-order mark shown escaped and named" "$(last_err)"
+fi
+
+# Lines ended by CR alone read as one line: the message says so.
+good_batch | tr '\n' '\r' >"$B/cr_only.in"
+check_error "bad input: CR-only line endings (line 1)" 1 cr_only.in \
+  --reference "$B/cr_only.in"
+if grep -q "CR alone" "$TMP/err"; then
+  pass "bad input: CR-only line endings are named"
+else
+  fail "bad input: CR-only line endings are named" "$(last_err)"
+fi
+
+# An EXPECTED value of many digits is a number.
+printf '%s\n' "${PAIR% *} -1.0000000000000000000000000000000000000000000000000000000000000000001" \
+  >"$B/long_expected.in"
+printf '%s\n' "$PAIR" >"$B/short_expected.in"
+run --reference "$B/long_expected.in"
+cp "$TMP/out" "$TMP/long_expected.out"
+long_rc=$RC
+run --reference "$B/short_expected.in"
+if [ "$long_rc" -eq 0 ] && [ "$RC" -eq 0 ] && [ -s "$TMP/out" ] &&
+  cmp -s "$TMP/out" "$TMP/long_expected.out"; then
+  pass "an EXPECTED value of 70 characters is read"
+else
+  fail "an EXPECTED value of 70 characters is read" \
+    "exit status $long_rc: $(head -c 300 "$TMP/long_expected.out")"
+fi
 
 { good_batch; printf '1 2\n%s\n%s\nACGTQ\n' "$READ" "$HAP"; } >"$B/bad_hap.in"
 check_error "bad input: invalid base in a haplotype (line 7)" 7 bad_hap.in \
@@ -739,6 +900,18 @@ else
     pass "--list-devices without a device: exit 1, suggests --reference"
   else
     fail "--list-devices without a device: exit 1, suggests --reference" \
+      "exit status $RC: $(last_err)"
+  fi
+fi
+
+if [ "$HAVE_DEVICE" -eq 1 ]; then
+  CLPHMM_DEVICE=no-such-device-name "$CLI" "$TINY" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  if [ "$RC" -eq 1 ] && grep -q "no-such-device-name' (from CLPHMM_DEVICE)" \
+    "$TMP/err"; then
+    pass "a CLPHMM_DEVICE that matches nothing is named as the variable's"
+  else
+    fail "a CLPHMM_DEVICE that matches nothing is named as the variable's" \
       "exit status $RC: $(last_err)"
   fi
 fi

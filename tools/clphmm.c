@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,7 +119,9 @@ static void print_help(void) {
         "                        (--device is ignored)\n"
         "  -o, --output FILE     write the results to FILE instead of\n"
         "                        stdout; FILE is created or replaced only\n"
-        "                        when everything succeeded\n"
+        "                        when everything succeeded (keeping its\n"
+        "                        permissions; a device or FIFO is written\n"
+        "                        through)\n"
         "      --raw-base-quals  use base qualities as written (by default\n"
         "                        base qualities below 6 are raised to 6,\n"
         "                        as GATK's and GKL's test readers do)\n"
@@ -631,46 +634,144 @@ static mode_t default_file_mode(void) {
 }
 
 /* Where results go while the input is being computed. Nothing reaches the
- * destination before everything succeeded: --output FILE is written to a
- * temporary file next to it and renamed into place; stdout gets an input
- * of one chunk directly (nothing is written before the computation ends),
- * and the results of longer inputs are spooled to an unlinked temporary
- * file and copied to stdout at the end. */
+ * destination before everything succeeded: --output FILE (a regular file,
+ * or one that does not exist yet) is written to a temporary file next to
+ * it and renamed into place, keeping an existing file's permissions and a
+ * symbolic link (the file it points to is replaced); other destinations
+ * (standard output, and --output naming a device, a FIFO or a socket) get
+ * an input of one chunk directly (nothing is written before the
+ * computation ends), and the results of longer inputs are spooled to an
+ * unlinked temporary file and copied there at the end. */
 typedef struct sink {
   FILE *f;
+  FILE *dest;  /* stdout, or the --output that is not a regular file */
   char *tmp;   /* --output: the temporary file's name */
-  int spooled; /* stdout through an unlinked temporary file */
+  char *final; /* --output: what the temporary file replaces */
+  int spooled; /* through an unlinked temporary file */
 } sink;
 
-static int sink_open_output(sink *s, const char *path) {
+/* The temporary file's name while it exists, for the signal handler. */
+static char sink_tmp_name[4096];
+static volatile sig_atomic_t sink_tmp_live;
+
+/* Interrupted (SIGINT, SIGTERM, SIGHUP): remove the temporary file, then
+ * die of the signal as without the handler. */
+static void sink_on_signal(int sig) {
+  if (sink_tmp_live)
+    unlink(sink_tmp_name);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void sink_catch_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = sink_on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    sigaction(sigs[i], &sa, NULL);
+}
+
+/* The directory part of path ("." for none), in buf. */
+static const char *dir_of(const char *path, char *buf, size_t n) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL)
+    return ".";
+  size_t len = slash == path ? 1 : (size_t)(slash - path);
+  if (len >= n)
+    len = n - 1;
+  memcpy(buf, path, len);
+  buf[len] = '\0';
+  return buf;
+}
+
+/* The temporary file next to `final` with permissions `mode`. */
+static int sink_open_tmp(sink *s, const char *path, const char *final,
+                         mode_t mode) {
   static const char suffix[] = ".tmp-XXXXXX";
-  size_t len = strlen(path);
+  size_t len = strlen(final);
   s->tmp = malloc(len + sizeof suffix);
-  if (s->tmp == NULL) {
-    cli_error(PROG ": out of memory\n");
+  s->final = strdup(final);
+  if (s->tmp == NULL || s->final == NULL ||
+      len + sizeof suffix > sizeof sink_tmp_name) {
+    cli_error(PROG ": %s: %s\n", path,
+              s->final == NULL || s->tmp == NULL ? "out of memory"
+                                                 : "file name too long");
     return EXIT_RUNTIME;
   }
-  memcpy(s->tmp, path, len);
+  memcpy(s->tmp, final, len);
   memcpy(s->tmp + len, suffix, sizeof suffix);
   int fd = mkstemp(s->tmp);
   if (fd < 0) {
-    cli_error(PROG ": %s: cannot create temporary file: %s\n", path,
-              strerror(errno));
+    char dir[4096];
+    cli_error(PROG ": %s: cannot create a temporary file in %s (it is "
+                   "written there, then renamed over %s): %s\n",
+              path, dir_of(final, dir, sizeof dir), final, strerror(errno));
     free(s->tmp);
     s->tmp = NULL;
     return EXIT_RUNTIME;
   }
+  memcpy(sink_tmp_name, s->tmp, len + sizeof suffix);
+  sink_tmp_live = 1;
   const char *what = NULL;
-  if (fchmod(fd, default_file_mode()) != 0)
+  if (fchmod(fd, mode) != 0)
     what = "cannot set permissions of";
   else if ((s->f = fdopen(fd, "w")) == NULL)
     what = "cannot open";
   if (what != NULL) {
     cli_error(PROG ": %s: %s %s: %s\n", path, what, s->tmp, strerror(errno));
     close(fd);
+    sink_tmp_live = 0;
     unlink(s->tmp);
     free(s->tmp);
     s->tmp = NULL;
+    return EXIT_RUNTIME;
+  }
+  return EXIT_OK;
+}
+
+/* --output PATH, before anything is computed, so that a destination that
+ * cannot be written fails at once: a directory is refused, a regular file
+ * must be writable (it is replaced, with its permissions, when everything
+ * succeeded), a symbolic link to one replaces that file, and what is not a
+ * regular file (a device, a FIFO, a socket, a dangling link) is opened
+ * for writing now and gets the results at the end. */
+static int sink_prepare(sink *s, const char *path) {
+  s->dest = stdout;
+  if (path == NULL)
+    return EXIT_OK;
+  sink_catch_signals();
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno != ENOENT) {
+      cli_error(PROG ": %s: %s\n", path, strerror(errno));
+      return EXIT_RUNTIME;
+    }
+    struct stat lst;
+    if (lstat(path, &lst) != 0) /* a new file */
+      return sink_open_tmp(s, path, path, default_file_mode());
+  } else if (S_ISDIR(st.st_mode)) {
+    cli_error(PROG ": %s: is a directory\n", path);
+    return EXIT_RUNTIME;
+  } else if (S_ISREG(st.st_mode)) {
+    if (access(path, W_OK) != 0) {
+      cli_error(PROG ": %s: %s\n", path, strerror(errno));
+      return EXIT_RUNTIME;
+    }
+    char *real = realpath(path, NULL);
+    if (real == NULL) {
+      cli_error(PROG ": %s: %s\n", path, strerror(errno));
+      return EXIT_RUNTIME;
+    }
+    int rc = sink_open_tmp(s, path, real, st.st_mode & 07777);
+    free(real);
+    return rc;
+  }
+  /* Not a regular file, or a link to nothing (created now). */
+  s->dest = fopen(path, "w");
+  if (s->dest == NULL) {
+    cli_error(PROG ": %s: %s\n", path, strerror(errno));
     return EXIT_RUNTIME;
   }
   return EXIT_OK;
@@ -695,7 +796,7 @@ static int sink_open_spool(sink *s) {
   }
   if (s->f == NULL) {
     cli_error(PROG ": cannot create a temporary file in %s for the results: "
-                   "%s (set TMPDIR, or use --output)\n",
+                   "%s (set TMPDIR, or use --output with a regular file)\n",
               dir, strerror(errno));
     return EXIT_RUNTIME;
   }
@@ -703,16 +804,36 @@ static int sink_open_spool(sink *s) {
   return EXIT_OK;
 }
 
-/* Open the sink before the first results; `last` says whether they are
- * the only ones (stdout then needs no spool). */
-static int sink_open(sink *s, const char *output, int last) {
-  if (output != NULL)
-    return sink_open_output(s, output);
+/* Before the first results (the temporary file of --output is open
+ * already); `last` says whether they are the only ones (the destination
+ * then needs no spool). */
+static int sink_open(sink *s, int last) {
+  if (s->f != NULL)
+    return EXIT_OK;
   if (last) {
-    s->f = stdout;
+    s->f = s->dest;
     return EXIT_OK;
   }
   return sink_open_spool(s);
+}
+
+/* A write error on the destination: --output or standard output. */
+static void dest_error(const cli_args *args, int err) {
+  if (args->output != NULL)
+    cli_error(PROG ": %s: write error: %s\n", args->output, strerror(err));
+  else
+    cli_error(PROG ": write error on standard output: %s\n", strerror(err));
+}
+
+/* A write error where the results are being written. */
+static void sink_error(const sink *s, const cli_args *args, int err) {
+  if (s->tmp != NULL)
+    cli_error(PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
+              strerror(err));
+  else if (s->spooled)
+    cli_error(PROG ": write error on a temporary file: %s\n", strerror(err));
+  else
+    dest_error(args, err);
 }
 
 static int sink_write(sink *s, const cli_args *args, const double *values,
@@ -720,25 +841,18 @@ static int sink_write(sink *s, const cli_args *args, const double *values,
   errno = 0;
   if (write_values(s->f, values, n) == 0)
     return EXIT_OK;
-  int err = errno ? errno : EIO;
-  if (s->tmp != NULL)
-    cli_error(PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
-              strerror(err));
-  else if (s->spooled)
-    cli_error(PROG ": write error on a temporary file: %s\n", strerror(err));
-  else
-    cli_error(PROG ": write error on standard output: %s\n", strerror(err));
+  sink_error(s, args, errno ? errno : EIO);
   return EXIT_RUNTIME;
 }
 
-/* Copy the spool to stdout. Returns 0, or -1 with errno set. */
-static int copy_spool(FILE *spool) {
+/* Copy the spool to dest. Returns 0, or -1 with errno set. */
+static int copy_spool(FILE *spool, FILE *dest) {
   char buf[1 << 16];
   size_t got;
   if (fflush(spool) != 0 || fseek(spool, 0, SEEK_SET) != 0)
     return -1;
   while ((got = fread(buf, 1, sizeof buf, spool)) > 0)
-    if (fwrite(buf, 1, got, stdout) != got)
+    if (fwrite(buf, 1, got, dest) != got)
       return -1;
   if (ferror(spool)) {
     if (errno == 0)
@@ -748,41 +862,52 @@ static int copy_spool(FILE *spool) {
   return 0;
 }
 
+/* The temporary file renamed into place (ok) or removed. */
+static int sink_close_tmp(sink *s, const cli_args *args, int ok) {
+  int rc = ok ? EXIT_OK : EXIT_RUNTIME;
+  errno = 0;
+  int failed = ok && flush_checked(s->f) != 0;
+  int err = errno;
+  if (fclose(s->f) != 0 && ok && !failed) {
+    failed = 1;
+    err = errno ? errno : EIO;
+  }
+  if (ok && !failed && rename(s->tmp, s->final) != 0) {
+    cli_error(PROG ": %s: cannot rename into place %s: %s\n", args->output,
+              s->tmp, strerror(errno));
+    rc = EXIT_RUNTIME;
+  } else if (failed) {
+    sink_error(s, args, err);
+    rc = EXIT_RUNTIME;
+  }
+  if (rc != EXIT_OK)
+    unlink(s->tmp);
+  sink_tmp_live = 0;
+  return rc;
+}
+
 /* Deliver the results (ok) or discard them. Returns the exit status. */
 static int sink_close(sink *s, const cli_args *args, int ok) {
   int rc = ok ? EXIT_OK : EXIT_RUNTIME;
-  if (s->f == NULL)
-    return rc;
-  errno = 0;
-  if (s->tmp != NULL) {
-    int failed = ok && flush_checked(s->f) != 0;
-    int err = errno;
-    if (fclose(s->f) != 0 && ok && !failed) {
-      failed = 1;
-      err = errno ? errno : EIO;
-    }
-    if (ok && !failed && rename(s->tmp, args->output) != 0) {
-      cli_error(PROG ": %s: cannot rename into place %s: %s\n", args->output,
-                s->tmp, strerror(errno));
-      rc = EXIT_RUNTIME;
-    } else if (failed) {
-      cli_error(PROG ": %s: write error on %s: %s\n", args->output, s->tmp,
-                strerror(err));
+  if (s->tmp != NULL && s->f != NULL)
+    rc = sink_close_tmp(s, args, ok);
+  else if (s->f != NULL || s->dest != stdout) {
+    errno = 0;
+    if (ok && ((s->spooled && copy_spool(s->f, s->dest) != 0) ||
+               flush_checked(s->dest) != 0)) {
+      dest_error(args, errno ? errno : EIO);
       rc = EXIT_RUNTIME;
     }
-    if (rc != EXIT_OK)
-      unlink(s->tmp);
-    free(s->tmp);
-    return rc;
+    if (s->spooled)
+      fclose(s->f);
+    if (s->dest != NULL && s->dest != stdout && fclose(s->dest) != 0 &&
+        rc == EXIT_OK) {
+      dest_error(args, errno ? errno : EIO);
+      rc = EXIT_RUNTIME;
+    }
   }
-  if (ok &&
-      ((s->spooled && copy_spool(s->f) != 0) || flush_checked(stdout) != 0)) {
-    cli_error(PROG ": write error on standard output: %s\n",
-              strerror(errno ? errno : EIO));
-    rc = EXIT_RUNTIME;
-  }
-  if (s->spooled)
-    fclose(s->f);
+  free(s->tmp);
+  free(s->final);
   return rc;
 }
 
@@ -908,6 +1033,8 @@ static int run(const cli_args *args) {
   clphmm_dataset *chunk = NULL, *next = NULL;
   sink out = {0};
   if (rc == EXIT_OK)
+    rc = sink_prepare(&out, args->output);
+  if (rc == EXIT_OK)
     rc = pipeline_next(&pl, &chunk);
   while (rc == EXIT_OK && chunk != NULL) {
     double *values = NULL;
@@ -918,7 +1045,7 @@ static int run(const cli_args *args) {
     if (rc == EXIT_OK)
       rc = pipeline_next(&pl, &next);
     if (rc == EXIT_OK && out.f == NULL)
-      rc = sink_open(&out, args->output, next == NULL);
+      rc = sink_open(&out, next == NULL);
     if (rc == EXIT_OK)
       rc = sink_write(&out, args, values, n);
     free(values);

@@ -132,6 +132,27 @@ static const char *byte_repr(unsigned char b, char out[8]) {
   return out;
 }
 
+/* Printable form of a token for a message: at most SHOW_MAX bytes, those
+ * outside printable ASCII as \xNN (a UTF-8 byte-order mark or a stray
+ * control byte would otherwise be invisible in the message), then "..."
+ * if there is more. */
+#define TOKEN_REPR_MAX (4 * SHOW_MAX + 4)
+static const char *token_repr(const token *t, char out[TOKEN_REPR_MAX]) {
+  size_t k = 0;
+  const size_t n = t->n < SHOW_MAX ? t->n : SHOW_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char b = (unsigned char)t->p[i];
+    if (b >= 0x20 && b < 0x7f)
+      out[k++] = (char)b;
+    else
+      k += (size_t)snprintf(out + k, 5, "\\x%02x", b);
+  }
+  if (t->n > SHOW_MAX)
+    memcpy(out + k, "...", 3), k += 3;
+  out[k] = '\0';
+  return out;
+}
+
 /* Advance to the next line with content, skipping blank lines and '#'
  * comment lines. *got is 0 at the end of the input. */
 static clphmm_status next_line(clphmm_reader *r, int *got) {
@@ -293,19 +314,26 @@ static int localize_decimal_point(char *buf, size_t cap) {
 /* The EXPECTED column: anything strtod reads completely ("-inf" included). */
 static clphmm_status parse_expected(const clphmm_reader *r, size_t line_no,
                                     const token *t, double *out) {
-  char buf[128];
+  /* (A number of any length: written by another program, it may carry
+   * many digits.) */
+  char small[128], *buf = small;
   char *end = NULL;
-  if (t->n < 64) {
-    memcpy(buf, t->p, t->n);
-    buf[t->n] = '\0';
-    if (localize_decimal_point(buf, sizeof buf) == 0)
-      *out = strtod(buf, &end);
-  }
-  if (!end || end == buf || *end != '\0')
+  const size_t cap = t->n + 16; /* (room for a longer decimal point) */
+  if (cap > sizeof small)
+    buf = malloc(cap);
+  if (!buf)
+    return out_of_memory(r, line_no);
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = '\0';
+  if (localize_decimal_point(buf, cap) == 0)
+    *out = strtod(buf, &end);
+  const int bad = !end || end == buf || *end != '\0';
+  if (buf != small)
+    free(buf);
+  char shown[TOKEN_REPR_MAX];
+  if (bad)
     return fail(r, line_no, CLPHMM_ERROR_PARSE,
-                "expected value '%.*s%s' is not a number",
-                (int)(t->n < SHOW_MAX ? t->n : SHOW_MAX), t->p,
-                t->n > SHOW_MAX ? "..." : "");
+                "expected value '%s' is not a number", token_repr(t, shown));
   return CLPHMM_SUCCESS;
 }
 
@@ -388,19 +416,21 @@ static clphmm_status parse_pair_batch(clphmm_reader *r) {
 static clphmm_status parse_count(const clphmm_reader *r, size_t line_no,
                                  const token *t, const char *what,
                                  size_t *out) {
-  int show = (int)(t->n < SHOW_MAX ? t->n : SHOW_MAX);
-  const char *more = t->n > SHOW_MAX ? "..." : "";
+  char shown[TOKEN_REPR_MAX];
   size_t v = 0;
   for (size_t i = 0; i < t->n; i++) {
     unsigned d = (unsigned)(unsigned char)t->p[i] - '0';
     if (d > 9)
       return fail(r, line_no, CLPHMM_ERROR_PARSE,
-                  "%s '%.*s%s' is not a non-negative decimal integer "
-                  "(header \"NR NH\" expected)",
-                  what, show, t->p, more);
+                  "%s '%s' is not a non-negative decimal integer "
+                  "(header \"NR NH\" expected)%s",
+                  what, token_repr(t, shown),
+                  line_no == 1 && t->n >= 3 && !memcmp(t->p, "\xef\xbb\xbf", 3)
+                      ? "; the file starts with a UTF-8 byte-order mark"
+                      : "");
     if (v > (SIZE_MAX - d) / 10)
-      return fail(r, line_no, CLPHMM_ERROR_PARSE, "%s %.*s%s is too large",
-                  what, show, t->p, more);
+      return fail(r, line_no, CLPHMM_ERROR_PARSE, "%s %s is too large", what,
+                  token_repr(t, shown));
     v = v * 10 + d;
   }
   *out = v;
@@ -501,6 +531,16 @@ static clphmm_status parse_batch(clphmm_reader *r) {
 
 /* ---- Chunks -------------------------------------------------------------- */
 
+/* Whether a carriage return lies between the line's first and last kept
+ * tokens: a file whose lines end with CR alone reads as one long line. */
+static int inner_cr(const line *ln) {
+  const size_t k = ln->n_tokens < MAX_TOKENS ? ln->n_tokens : MAX_TOKENS;
+  if (k < 2)
+    return 0;
+  const char *a = ln->tok[0].p, *b = ln->tok[k - 1].p;
+  return memchr(a, '\r', (size_t)(b - a)) != NULL;
+}
+
 /* The first content line decides: "NR NH" or a 7-token pair line. */
 static clphmm_status detect_format(clphmm_reader *r) {
   int got;
@@ -518,8 +558,12 @@ static clphmm_status detect_format(clphmm_reader *r) {
     return fail(r, r->ln.number, CLPHMM_ERROR_PARSE,
                 "unknown format: expected a batch header \"NR NH\" (2 "
                 "tokens) or a pair line \"HAP READ BASEQ INSQ DELQ GCP "
-                "EXPECTED\" (7 tokens), found %zu tokens",
-                r->ln.n_tokens);
+                "EXPECTED\" (7 tokens), found %zu tokens%s",
+                r->ln.n_tokens,
+                inner_cr(&r->ln) ? "; its tokens are separated by carriage "
+                                   "returns: do the file's lines end with CR "
+                                   "alone? (convert them to LF)"
+                                 : "");
   return CLPHMM_SUCCESS;
 }
 

@@ -224,6 +224,12 @@ static size_t default_index(const flat_list *list) {
   return cpu < list->n ? cpu : 0;
 }
 
+/* Where a selector came from, for messages: the caller's, or the
+ * environment's (a user who passed none may not think of it). */
+static const char *origin(const char *selector) {
+  return selector && *selector ? "" : " (from CLPHMM_DEVICE)";
+}
+
 clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   flat_list list;
   clphmm_status st = list_some_devices(&list);
@@ -240,7 +246,8 @@ clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   char names[2048];
   describe_devices(&list, names, sizeof names);
   return cph_error(CLPHMM_ERROR_NO_DEVICE,
-                   "no OpenCL device matches '%s' (devices: %s)", sel, names);
+                   "no OpenCL device matches '%s'%s (devices: %s)", sel,
+                   origin(selector), names);
 }
 
 static int is_all(const char *s, size_t len) {
@@ -278,7 +285,7 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
   *n = 0;
   const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
   if (!sel || !*sel || (!strchr(sel, ',') && !is_all(sel, strlen(sel)))) {
-    clphmm_status st = cph_device_select(sel, &devs[0]);
+    clphmm_status st = cph_device_select(selector, &devs[0]);
     if (!st)
       *n = 1;
     return st;
@@ -300,10 +307,12 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
     char one[256];
     if (len == 0)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                       "device list '%s': item %zu is empty", sel, item + 1);
+                       "device list '%s'%s: item %zu is empty", sel,
+                       origin(selector), item + 1);
     if (len >= sizeof one)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                       "device list '%s': item %zu is too long", sel, item + 1);
+                       "device list '%s'%s: item %zu is too long", sel,
+                       origin(selector), item + 1);
     memcpy(one, p, len);
     one[len] = '\0';
     if (is_all(one, len)) {
@@ -321,15 +330,15 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
         char names[2048];
         describe_devices(&list, names, sizeof names);
         return cph_error(CLPHMM_ERROR_NO_DEVICE,
-                         "device list '%s': no OpenCL device matches item "
+                         "device list '%s'%s: no OpenCL device matches item "
                          "%zu, '%s' (devices: %s)",
-                         sel, item + 1, one, names);
+                         sel, origin(selector), item + 1, one, names);
       }
       if (*n == max)
         return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                         "device list '%s' names more than %zu devices, the "
+                         "device list '%s'%s names more than %zu devices, the "
                          "most one context drives",
-                         sel, max);
+                         sel, origin(selector), max);
       (*n)++;
     }
     if (!*next)
