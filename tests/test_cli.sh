@@ -366,7 +366,7 @@ fi
 
 # A FIFO stays a FIFO and its reader gets the results.
 if mkfifo "$D/fifo" 2>/dev/null; then
-  cat "$D/fifo" >"$D/fifo.out" &
+  timeout 20 cat "$D/fifo" >"$D/fifo.out" &
   reader=$!
   run --reference --output "$D/fifo" "$TINY"
   wait "$reader"
@@ -378,7 +378,7 @@ if mkfifo "$D/fifo" 2>/dev/null; then
       "exit status $RC: $(last_err)"
   fi
   # In chunks: through the spool, the same bytes.
-  cat "$D/fifo" >"$D/fifo.out" &
+  timeout 20 cat "$D/fifo" >"$D/fifo.out" &
   reader=$!
   run --reference --chunk-pairs 3 --output "$D/fifo" "$TINY"
   wait "$reader"
@@ -388,8 +388,53 @@ if mkfifo "$D/fifo" 2>/dev/null; then
     fail "--output FIFO in chunks (spooled): the same results" \
       "exit status $RC: $(last_err)"
   fi
+  # An input error is reported without waiting for the FIFO's reader.
+  timeout 20 "$CLI" --reference --output "$D/fifo" \
+    "$TMP/bad_base_for_output.in" >"$TMP/out" 2>"$TMP/err"
+  RC=$?
+  if [ "$RC" -eq 1 ] && [ -p "$D/fifo" ]; then
+    pass "--output FIFO: an input error without a reader exits at once"
+  else
+    fail "--output FIFO: an input error without a reader exits at once" \
+      "exit status $RC: $(last_err)"
+  fi
 else
   skip "--output FIFO (mkfifo failed)"
+fi
+
+# A dangling link: its target is created only when everything succeeded.
+ln -s made.txt "$D/dangling.txt"
+run --reference --output "$D/dangling.txt" "$TMP/bad_base_for_output.in"
+if [ "$RC" -eq 1 ] && [ ! -e "$D/made.txt" ]; then
+  run --reference --output "$D/dangling.txt" "$TINY"
+  if [ "$RC" -eq 0 ] && [ -L "$D/dangling.txt" ] &&
+    cmp -s "$D/made.txt" "$TMP/ref-float.txt"; then
+    pass "--output dangling LINK: target created only on success"
+  else
+    fail "--output dangling LINK: target created only on success" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  fail "--output dangling LINK: target created only on success" \
+    "a failed run: exit status $RC, target exists: $([ -e "$D/made.txt" ] &&
+      echo yes || echo no)"
+fi
+
+# --output /dev/stdout with stdout appended to a file: the file is
+# appended to, not replaced.
+if [ -e /dev/stdout ]; then
+  echo header >"$D/log.txt"
+  "$CLI" --reference --output /dev/stdout "$TINY" >>"$D/log.txt" 2>"$TMP/err"
+  RC=$?
+  { echo header; cat "$TMP/ref-float.txt"; } >"$D/log.want"
+  if [ "$RC" -eq 0 ] && cmp -s "$D/log.txt" "$D/log.want"; then
+    pass "--output /dev/stdout appended to a file keeps what was there"
+  else
+    fail "--output /dev/stdout appended to a file keeps what was there" \
+      "exit status $RC: $(last_err)"
+  fi
+else
+  skip "--output /dev/stdout (none)"
 fi
 
 # Write errors on a device reach the user; the device stays a device.
@@ -447,6 +492,26 @@ if mkfifo "$D/slow.in" 2>/dev/null; then
     fail "SIGTERM while computing: no --output FILE, no temporary file" \
       "temporary file seen: $seen, exit status $RC, left: $left"
   fi
+  # Ignored as under nohup, SIGHUP stays ignored: the run goes on.
+  { cat "$TINY"; exec sleep 2; } >"$D/slow.in" 2>/dev/null &
+  writer=$!
+  (
+    trap '' HUP
+    exec "$CLI" --reference --chunk-pairs 1 --output "$D/hup.txt" \
+      "$D/slow.in" >/dev/null 2>"$TMP/err"
+  ) &
+  victim=$!
+  sleep 0.5
+  kill -HUP "$victim" 2>/dev/null
+  wait "$victim"
+  RC=$?
+  wait "$writer" 2>/dev/null
+  if [ "$RC" -eq 0 ] && cmp -s "$D/hup.txt" "$TMP/ref-float.txt"; then
+    pass "SIGHUP ignored by the caller: the run completes"
+  else
+    fail "SIGHUP ignored by the caller: the run completes" \
+      "exit status $RC: $(last_err)"
+  fi
 else
   skip "SIGTERM while computing (mkfifo failed)"
 fi
@@ -470,10 +535,23 @@ check_error "bad input: invalid base in a read (line 6)" 6 bad_base.in \
 { printf '\357\273\277'; good_batch; } >"$B/bom.in"
 check_error "bad input: UTF-8 byte-order mark (line 1)" 1 bom.in \
   --reference "$B/bom.in"
-if grep -q "'\\\\xef\\\\xbb\\\\xbf1'.*byte-order mark" "$TMP/err"; then
-  pass "bad input: the byte-order mark shown escaped and named"
+if grep -q 'byte-order mark (bytes \\xef\\xbb\\xbf)' "$TMP/err"; then
+  pass "bad input: the byte-order mark named, its bytes escaped"
 else
-  fail "bad input: the byte-order mark shown escaped and named" "$(last_err)"
+  fail "bad input: the byte-order mark named, its bytes escaped" "$(last_err)"
+fi
+# The same before a pair line.
+{ printf '\357\273\277'; printf '%s\n' "$PAIR"; } >"$B/bom_pairs.in"
+check_error "bad input: byte-order mark before a pair line (line 1)" 1 \
+  bom_pairs.in --reference "$B/bom_pairs.in"
+# A quality byte above 0x7e is shown escaped.
+{ printf '1 1\n'; printf 'ACGT I\303\251I IIII IIII ++++\nACGT\n'; } \
+  >"$B/utf8_qual.in"
+run --reference "$B/utf8_qual.in"
+if [ "$RC" -eq 1 ] && ! grep -q "$(printf '\303')" "$TMP/err"; then
+  pass "bad input: no raw byte above 0x7e in the message"
+else
+  fail "bad input: no raw byte above 0x7e in the message" "$(last_err)"
 fi
 
 # Lines ended by CR alone read as one line: the message says so.

@@ -19,11 +19,13 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -638,16 +640,19 @@ static mode_t default_file_mode(void) {
  * or one that does not exist yet) is written to a temporary file next to
  * it and renamed into place, keeping an existing file's permissions and a
  * symbolic link (the file it points to is replaced); other destinations
- * (standard output, and --output naming a device, a FIFO or a socket) get
- * an input of one chunk directly (nothing is written before the
- * computation ends), and the results of longer inputs are spooled to an
- * unlinked temporary file and copied there at the end. */
+ * (standard output, --output naming standard output's or standard
+ * error's own file, as /dev/stdout does, and a device or a FIFO, opened only
+ * when the results are ready) get an input of one chunk directly (nothing
+ * is written before the computation ends), and the results of longer
+ * inputs are spooled to an unlinked temporary file and copied there at
+ * the end. */
 typedef struct sink {
   FILE *f;
-  FILE *dest;  /* stdout, or the --output that is not a regular file */
-  char *tmp;   /* --output: the temporary file's name */
-  char *final; /* --output: what the temporary file replaces */
-  int spooled; /* through an unlinked temporary file */
+  FILE *dest;          /* stdout, or the opened device or FIFO */
+  const char *through; /* --output: a device or FIFO, not opened yet */
+  char *tmp;           /* --output: the temporary file's name */
+  char *final;         /* --output: what the temporary file replaces */
+  int spooled;         /* through an unlinked temporary file */
 } sink;
 
 /* The temporary file's name while it exists, for the signal handler. */
@@ -663,14 +668,17 @@ static void sink_on_signal(int sig) {
   raise(sig);
 }
 
+/* (Signals the process ignores, as under nohup or in a script's
+ * background job, stay ignored.) */
 static void sink_catch_signals(void) {
   static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction sa;
+  struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = sink_on_signal;
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-    sigaction(sigs[i], &sa, NULL);
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+      sigaction(sigs[i], &sa, NULL);
 }
 
 /* The directory part of path ("." for none), in buf. */
@@ -713,6 +721,7 @@ static int sink_open_tmp(sink *s, const char *path, const char *final,
     return EXIT_RUNTIME;
   }
   memcpy(sink_tmp_name, s->tmp, len + sizeof suffix);
+  atomic_signal_fence(memory_order_seq_cst); /* (the name before the flag) */
   sink_tmp_live = 1;
   const char *what = NULL;
   if (fchmod(fd, mode) != 0)
@@ -731,49 +740,108 @@ static int sink_open_tmp(sink *s, const char *path, const char *final,
   return EXIT_OK;
 }
 
+/* Whether st is the file behind descriptor fd. */
+static int same_file(const struct stat *st, int fd) {
+  struct stat o;
+  return fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* The file that writing to PATH, which does not exist, creates: PATH, or
+ * the target of the dangling symbolic link PATH (next to the link when
+ * relative). NULL when out of memory. */
+static char *new_file_path(const char *path) {
+  char target[4096];
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  if (n <= 0)
+    return strdup(path);
+  target[n] = '\0';
+  const char *slash = strrchr(path, '/');
+  if (target[0] == '/' || slash == NULL)
+    return strdup(target);
+  const size_t dir = (size_t)(slash - path) + 1;
+  char *joined = malloc(dir + (size_t)n + 1);
+  if (joined != NULL) {
+    memcpy(joined, path, dir);
+    memcpy(joined + dir, target, (size_t)n + 1);
+  }
+  return joined;
+}
+
 /* --output PATH, before anything is computed, so that a destination that
  * cannot be written fails at once: a directory is refused, a regular file
  * must be writable (it is replaced, with its permissions, when everything
- * succeeded), a symbolic link to one replaces that file, and what is not a
- * regular file (a device, a FIFO, a socket, a dangling link) is opened
- * for writing now and gets the results at the end. */
+ * succeeded), a symbolic link to one replaces that file, and a new file
+ * (or a dangling link's target) is created only then. Standard output's
+ * or standard error's own file (--output /dev/stdout when it is
+ * redirected to a file) is written through that stream. A device or FIFO is
+ * checked now and opened when the results are ready (an input error is
+ * then reported without waiting for a FIFO's reader). */
 static int sink_prepare(sink *s, const char *path) {
   s->dest = stdout;
   if (path == NULL)
     return EXIT_OK;
   sink_catch_signals();
   struct stat st;
+  char *final = NULL;
+  mode_t mode = default_file_mode();
   if (stat(path, &st) != 0) {
     if (errno != ENOENT) {
       cli_error(PROG ": %s: %s\n", path, strerror(errno));
       return EXIT_RUNTIME;
     }
-    struct stat lst;
-    if (lstat(path, &lst) != 0) /* a new file */
-      return sink_open_tmp(s, path, path, default_file_mode());
+    final = new_file_path(path);
   } else if (S_ISDIR(st.st_mode)) {
     cli_error(PROG ": %s: is a directory\n", path);
     return EXIT_RUNTIME;
-  } else if (S_ISREG(st.st_mode)) {
-    if (access(path, W_OK) != 0) {
-      cli_error(PROG ": %s: %s\n", path, strerror(errno));
-      return EXIT_RUNTIME;
-    }
-    char *real = realpath(path, NULL);
-    if (real == NULL) {
-      cli_error(PROG ": %s: %s\n", path, strerror(errno));
-      return EXIT_RUNTIME;
-    }
-    int rc = sink_open_tmp(s, path, real, st.st_mode & 07777);
-    free(real);
-    return rc;
-  }
-  /* Not a regular file, or a link to nothing (created now). */
-  s->dest = fopen(path, "w");
-  if (s->dest == NULL) {
+  } else if (S_ISREG(st.st_mode) && same_file(&st, STDOUT_FILENO)) {
+    return EXIT_OK;
+  } else if (S_ISREG(st.st_mode) && same_file(&st, STDERR_FILENO)) {
+    s->dest = stderr;
+    return EXIT_OK;
+  } else if (access(path, W_OK) != 0) {
     cli_error(PROG ": %s: %s\n", path, strerror(errno));
     return EXIT_RUNTIME;
+  } else if (!S_ISREG(st.st_mode)) {
+    s->through = path;
+    return EXIT_OK;
+  } else {
+    final = realpath(path, NULL);
+    mode = st.st_mode & 0777; /* (not set-user-ID and the like) */
+    if (final == NULL) {
+      cli_error(PROG ": %s: %s\n", path, strerror(errno));
+      return EXIT_RUNTIME;
+    }
   }
+  if (final == NULL) {
+    cli_error(PROG ": out of memory\n");
+    return EXIT_RUNTIME;
+  }
+  int rc = sink_open_tmp(s, path, final, mode);
+  free(final);
+  return rc;
+}
+
+/* The device or FIFO of --output, opened now that the results are ready
+ * (without creating or truncating anything: should a regular file have
+ * taken its place meanwhile, nothing is written to it). */
+static int sink_open_through(sink *s) {
+  int fd = open(s->through, O_WRONLY | O_NOCTTY);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    close(fd);
+    cli_error(PROG ": %s: became a regular file while computing; nothing "
+                   "written\n",
+              s->through);
+    return EXIT_RUNTIME;
+  }
+  if (fd < 0 || (s->dest = fdopen(fd, "w")) == NULL) {
+    cli_error(PROG ": %s: %s\n", s->through, strerror(errno));
+    if (fd >= 0)
+      close(fd);
+    s->dest = NULL;
+    return EXIT_RUNTIME;
+  }
+  s->through = NULL;
   return EXIT_OK;
 }
 
@@ -810,11 +878,11 @@ static int sink_open_spool(sink *s) {
 static int sink_open(sink *s, int last) {
   if (s->f != NULL)
     return EXIT_OK;
-  if (last) {
-    s->f = s->dest;
-    return EXIT_OK;
-  }
-  return sink_open_spool(s);
+  if (!last)
+    return sink_open_spool(s);
+  int rc = s->through != NULL ? sink_open_through(s) : EXIT_OK;
+  s->f = s->dest;
+  return rc;
 }
 
 /* A write error on the destination: --output or standard output. */
@@ -891,20 +959,23 @@ static int sink_close(sink *s, const cli_args *args, int ok) {
   int rc = ok ? EXIT_OK : EXIT_RUNTIME;
   if (s->tmp != NULL && s->f != NULL)
     rc = sink_close_tmp(s, args, ok);
-  else if (s->f != NULL || s->dest != stdout) {
+  else if (s->f != NULL) {
+    /* (A device or FIFO is opened only now that everything succeeded.) */
+    if (ok && s->through != NULL && sink_open_through(s) != EXIT_OK)
+      rc = EXIT_RUNTIME;
     errno = 0;
-    if (ok && ((s->spooled && copy_spool(s->f, s->dest) != 0) ||
-               flush_checked(s->dest) != 0)) {
+    if (rc == EXIT_OK && ((s->spooled && copy_spool(s->f, s->dest) != 0) ||
+                          flush_checked(s->dest) != 0)) {
       dest_error(args, errno ? errno : EIO);
       rc = EXIT_RUNTIME;
     }
     if (s->spooled)
       fclose(s->f);
-    if (s->dest != NULL && s->dest != stdout && fclose(s->dest) != 0 &&
-        rc == EXIT_OK) {
-      dest_error(args, errno ? errno : EIO);
-      rc = EXIT_RUNTIME;
-    }
+  }
+  if (s->dest != NULL && s->dest != stdout && s->dest != stderr &&
+      fclose(s->dest) != 0 && rc == EXIT_OK) {
+    dest_error(args, errno ? errno : EIO);
+    rc = EXIT_RUNTIME;
   }
   free(s->tmp);
   free(s->final);

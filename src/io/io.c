@@ -423,11 +423,8 @@ static clphmm_status parse_count(const clphmm_reader *r, size_t line_no,
     if (d > 9)
       return fail(r, line_no, CLPHMM_ERROR_PARSE,
                   "%s '%s' is not a non-negative decimal integer "
-                  "(header \"NR NH\" expected)%s",
-                  what, token_repr(t, shown),
-                  line_no == 1 && t->n >= 3 && !memcmp(t->p, "\xef\xbb\xbf", 3)
-                      ? "; the file starts with a UTF-8 byte-order mark"
-                      : "");
+                  "(header \"NR NH\" expected)",
+                  what, token_repr(t, shown));
     if (v > (SIZE_MAX - d) / 10)
       return fail(r, line_no, CLPHMM_ERROR_PARSE, "%s %s is too large", what,
                   token_repr(t, shown));
@@ -550,6 +547,11 @@ static clphmm_status detect_format(clphmm_reader *r) {
   if (!got)
     return fail(r, r->src.line_no ? r->src.line_no : 1, CLPHMM_ERROR_PARSE,
                 "empty file, no pairs");
+  const token *t0 = &r->ln.tok[0];
+  if (r->ln.number == 1 && t0->n >= 3 && !memcmp(t0->p, "\xef\xbb\xbf", 3))
+    return fail(r, 1, CLPHMM_ERROR_PARSE,
+                "the file starts with a UTF-8 byte-order mark (bytes "
+                "\\xef\\xbb\\xbf): remove it");
   if (r->ln.n_tokens == 7)
     r->format = FORMAT_PAIRS;
   else if (r->ln.n_tokens == 2)
