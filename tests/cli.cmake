@@ -1,4 +1,4 @@
-# End-to-end tests of the `clphmm` command (tools/clphmm.c): a bash script
+# End-to-end tests of the `clphmm` command (tools/cli/): a bash script
 # that runs the built binary on the fixtures in tests/data and on bad inputs
 # it writes to a temporary directory. Device checks are skipped (not passed)
 # when `clphmm --list-devices` finds no OpenCL device.

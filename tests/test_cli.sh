@@ -793,8 +793,8 @@ if [ "$RC" -eq 0 ] && [ -s "$S/many.one-chunk.txt" ] &&
 else
   fail "pipeline: 120 chunks to --output FILE, in order" "exit status $RC"
 fi
-# Results are formatted on several threads in parts of 32,768 (clphmm.c,
-# write_values): 106,240 results in one chunk (four parts) and in chunks of
+# Results are formatted on several threads in parts of 32,768
+# (tools/cli/format.c): 106,240 results in one chunk (four parts) and in chunks of
 # 1,000 (one part each) are byte-identical.
 for i in $(seq 8); do cat "$S/many.in"; done >"$S/many8.in"
 same_args_output "formatting: four parts on threads give the output of one" \
