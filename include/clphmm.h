@@ -391,8 +391,11 @@ CLPHMM_API clphmm_status clphmm_context_diagnostics(
     const clphmm_context *context, clphmm_diagnostics *diagnostics);
 
 /* Detailed message for the last failure. With a context: that context's
- * last failure. With NULL: the last failure on this thread of a call that
- * had no context (or of clphmm_context_create). Never NULL; "" if none. */
+ * last failure, whichever thread's call it was (a copy for this thread,
+ * valid until its next clphmm_last_error call with a context; another
+ * thread's call may fail meanwhile without changing it). With NULL: the
+ * last failure on this thread, of any call (clphmm_context_create's and
+ * the calls without a context in particular). Never NULL; "" if none. */
 CLPHMM_API const char *clphmm_last_error(const clphmm_context *context);
 
 /* ---- Files --------------------------------------------------------------- */

@@ -26,6 +26,10 @@ set_tests_properties(test_device test_device_fma test_device_tiles PROPERTIES
 # Several threads on one context and on a context each.
 clphmm_add_test(test_threads)
 set_tests_properties(test_threads PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+# Threads creating the process's first contexts at once (in child processes:
+# each gets one first use).
+clphmm_add_test(test_first_use)
+set_tests_properties(test_first_use PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 # Several devices in one context: the machine's first device twice ("0,0")
 # against one device, bit for bit; small chunks (CLPHMM_CHUNK_CELLS, set by
 # the test) so that a small workload is shared.

@@ -1003,6 +1003,29 @@ if [ "$HAVE_DEVICE" -eq 1 ]; then
     1e-5 "$TMP/gkl.expected" --device 0 "$DATA/pairhmm-testdata.txt"
   same_args_output "device --chunk-pairs 5: tiny.in output is identical" \
     "$TINY" "" "--chunk-pairs 5"
+  # A selector with spaces around it, and a type in any case, as in lists.
+  run --device " 0 " "$TINY"
+  cp "$TMP/out" "$TMP/spaced.out"
+  spaced_rc=$RC
+  run --device 0 "$TINY"
+  if [ "$spaced_rc" -eq 0 ] && [ -s "$TMP/out" ] &&
+    cmp -s "$TMP/spaced.out" "$TMP/out"; then
+    pass "--device ' 0 ' is device 0"
+  else
+    fail "--device ' 0 ' is device 0" "exit status $spaced_rc: $(last_err)"
+  fi
+  type0=$("$CLI" --list-devices 2>/dev/null | sed -n 's/^0: \([a-z]*\) .*/\1/p')
+  if [ "$type0" = cpu ] || [ "$type0" = gpu ]; then
+    mixed=$(printf '%s' "$type0" | sed 's/^./\U&/')
+    run --device "$mixed" "$TINY"
+    if [ "$RC" -eq 0 ] && [ -s "$TMP/out" ]; then
+      pass "--device $mixed (a type in mixed case)"
+    else
+      fail "--device $mixed (a type in mixed case)" "exit status $RC: $(last_err)"
+    fi
+  else
+    skip "--device Cpu/Gpu (device 0 is neither)"
+  fi
   # many.in is tiny.in 40 times: its output is tiny.in's (one chunk, just
   # above) 40 times, whatever the chunking.
   for i in $(seq 40); do cat "$TMP/args.a"; done >"$TMP/dev-many.want"

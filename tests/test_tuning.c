@@ -383,6 +383,26 @@ static void test_update(void) {
             clphmm_tuning_file_update(path, "", "8x4") ==
                 CLPHMM_ERROR_INVALID_ARGUMENT,
         "bad names refused");
+  /* Too long to write whole: refused, the file still parses (an entry cut
+   * to its buffer had left an unterminated quote that blocked every later
+   * context). */
+  char name[1300], longpath[1300];
+  memset(name, 'n', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  CHECK(clphmm_tuning_file_update(path, name, "8x4") ==
+                CLPHMM_ERROR_TOO_LARGE &&
+            !strcmp(before, read_text(path)),
+        "a name too long for an entry refused: %s", clphmm_last_error(NULL));
+  snprintf(longpath, sizeof longpath, "%s/", tmpdir);
+  size_t at = strlen(longpath);
+  memset(longpath + at, 'p', sizeof longpath - at - 1);
+  longpath[sizeof longpath - 1] = '\0';
+  CHECK(clphmm_tuning_file_update(longpath, "Dev", "8x4") ==
+            CLPHMM_ERROR_TOO_LARGE,
+        "a path too long refused: %s", clphmm_last_error(NULL));
+  CHECK(cph_tuning_load(path, &tab) == CLPHMM_SUCCESS && tab.n == 5,
+        "the file parses after the refusals");
+  cph_tuning_free(&tab);
   write_file(path, "variants=8x4\nbroken\n");
   CHECK(clphmm_tuning_file_update(path, "Dev", "8x4") == CLPHMM_ERROR_PARSE &&
             strstr(clphmm_last_error(NULL), "tuning.txt:2:") &&

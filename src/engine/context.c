@@ -745,8 +745,16 @@ clphmm_status clphmm_context_stats(const clphmm_context *ctx,
   return CLPHMM_SUCCESS;
 }
 
+/* The context's message is copied for the caller under the context's lock:
+ * another thread's failing call on it may be writing it. */
 const char *clphmm_last_error(const clphmm_context *ctx) {
-  return ctx ? ctx->error : cph_error_message();
+  static _Thread_local char copy[CPH_ERROR_MAX];
+  if (!ctx)
+    return cph_error_message();
+  lock(ctx);
+  memcpy(copy, ctx->error, sizeof copy);
+  unlock(ctx);
+  return copy;
 }
 
 /* A compute call on one engine: a broken engine gets one more try, and

@@ -1,9 +1,11 @@
 #include "opencl/device.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/error.h"
 
@@ -16,12 +18,36 @@ typedef struct flat_list {
   size_t n;
 } flat_list;
 
+static clphmm_status list_platform_devices(flat_list *list);
+static void dev_string(cl_device_id d, cl_device_info what, char *buf,
+                       size_t n);
+
+/* The first listing in the process, on one thread while the others wait:
+ * the platforms and devices, and each device's name. PoCL starts its
+ * devices lazily, and threads that listed and queried devices at once, as
+ * the first OpenCL calls of the process, could crash in its
+ * clGetDeviceInfo or find no device (three threads creating their first
+ * contexts; GATK's binding objects on several threads). */
+static pthread_once_t first_listing = PTHREAD_ONCE_INIT;
+static void list_first(void) {
+  flat_list list;
+  char name[256];
+  if (list_platform_devices(&list) == CLPHMM_SUCCESS)
+    for (size_t i = 0; i < list.n; i++)
+      dev_string(list.device[i], CL_DEVICE_NAME, name, sizeof name);
+}
+
 /* Every device of every platform, platform order. A platform that reports
  * no devices is skipped, not an error. */
 static clphmm_status list_devices(flat_list *list) {
   clphmm_status st = cph_cl_load();
   if (st)
     return st;
+  pthread_once(&first_listing, list_first);
+  return list_platform_devices(list);
+}
+
+static clphmm_status list_platform_devices(flat_list *list) {
   cl_platform_id plats[MAX_PLATFORMS];
   cl_uint np = 0;
   cl_int err = cph_cl.GetPlatformIDs(MAX_PLATFORMS, plats, &np);
@@ -189,9 +215,9 @@ static int matches(const cph_device *dev, const char *sel, size_t i) {
   unsigned long idx = strtoul(sel, &end, 10);
   if (*sel && isdigit((unsigned char)*sel) && *end == '\0')
     return idx == i;
-  if (strcmp(sel, "gpu") == 0 || strcmp(sel, "GPU") == 0)
+  if (strcasecmp(sel, "gpu") == 0)
     return dev->info.type == CLPHMM_DEVICE_GPU;
-  if (strcmp(sel, "cpu") == 0 || strcmp(sel, "CPU") == 0)
+  if (strcasecmp(sel, "cpu") == 0)
     return dev->info.type == CLPHMM_DEVICE_CPU;
   return contains_nocase(dev->info.name, sel);
 }
@@ -238,6 +264,18 @@ clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
   if (!sel || !*sel)
     return open_from(&list, default_index(&list), dev);
+  /* Without the spaces around it, as the items of a list ("0 ", " gpu"). */
+  char trimmed[256];
+  size_t len = strlen(sel), at = 0;
+  while (at < len && isspace((unsigned char)sel[at]))
+    at++;
+  while (len > at && isspace((unsigned char)sel[len - 1]))
+    len--;
+  if ((at > 0 || len < strlen(sel)) && len > at && len - at < sizeof trimmed) {
+    memcpy(trimmed, sel + at, len - at);
+    trimmed[len - at] = '\0';
+    sel = trimmed;
+  }
   for (size_t i = 0; i < list.n; i++) {
     open_from(&list, i, dev);
     if (matches(dev, sel, i))

@@ -106,6 +106,21 @@ clphmm_status clphmm_tuning_file_update(const char *path,
                      "no tuning file: set CLPHMM_TUNING_FILE, "
                      "XDG_CONFIG_HOME or HOME");
   clphmm_status st = check_args(device_name, variants);
+  char tmp[1100], entry[1200];
+  /* (A name, list or path cut to the buffers would write a broken entry or
+   * another file: refused instead.) */
+  if (!st && ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path,
+                               (long)getpid()) >= sizeof tmp ||
+              strlen(path) >= sizeof def))
+    st = cph_error(CLPHMM_ERROR_TOO_LARGE,
+                   "tuning file path of %zu bytes is too long (at most %zu)",
+                   strlen(path), sizeof def - 1);
+  if (!st && (size_t)snprintf(entry, sizeof entry, "name=\"%s\" variants=%s\n",
+                              device_name, variants) >= sizeof entry)
+    st = cph_error(CLPHMM_ERROR_TOO_LARGE,
+                   "tuning entry too long: device name of %zu and variant "
+                   "list of %zu bytes (at most %zu together)",
+                   strlen(device_name), strlen(variants), sizeof entry - 24);
   char *old = NULL;
   if (!st)
     st = read_all(path, &old);
@@ -115,10 +130,6 @@ clphmm_status clphmm_tuning_file_update(const char *path,
   cph_tuning_free(&t);
   if (!st)
     st = make_parents(path);
-  char tmp[1100], entry[1200];
-  snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-  snprintf(entry, sizeof entry, "name=\"%s\" variants=%s\n", device_name,
-           variants);
   FILE *f = st ? NULL : fopen(tmp, "wb");
   if (!st && !f)
     st = cph_error(CLPHMM_ERROR_IO, "%s: cannot create: %s", tmp,
