@@ -838,6 +838,93 @@ static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n) {
   e->speculate = keep;
 }
 
+/* A small call that rescues nothing returns without waiting for its
+ * speculative pass (speculate.c: the pass is `left` in the rescue slot),
+ * and the engine's next call waits for it and drops it, whether that call
+ * is small or not: quiet calls in a row, `g` (n pairs, which rescues;
+ * `want` its results), a quiet call, one that does not speculate and a
+ * call of at least `fill` pairs (not small), each with the bits of calls
+ * that wait for their passes and as many launches counted. The last quiet
+ * call's pass stays left for the caller's next call or the context's
+ * end. */
+static void check_spec_leave(clphmm_context *ctx, const gen *g, size_t n,
+                             const double *want, size_t fill) {
+  /* (Its own numbers, as check_spec_after's.) */
+  test_rng own, *rng = &own;
+  test_rng_init(rng, 20261128);
+  cph_engine *e = ctx->eng[0];
+  const cph_slot *r = &e->slots[CPH_RESCUE_SLOT];
+  const int keep = e->speculate, keep_leave = e->spec_leave;
+  e->speculate = CPH_SPECULATE_ALWAYS;
+  gen quiet = {0}, big = {0};
+  size_t lens[] = {40, 60, 80}, n_big = 0;
+  add_batch(&quiet, rng, lens, 3, 1, 100, 150, 1, 0); /* alike: no rescue */
+  while (n_big < fill) { /* enough pairs to fill the device */
+    size_t len = test_rng_range(rng, 20, 120);
+    add_batch(&big, rng, &len, 1, 8, 50, 150, 1, 0);
+    n_big += 8;
+  }
+  e->spec_leave = 0;
+  unsigned long left = e->spec_left_passes;
+  double *q = run_device(ctx, &quiet, 3), *qb = run_device(ctx, &big, n_big);
+  double *qq = run_device(ctx, &quiet, 3);
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  const uint64_t launches = st.launches;
+  CHECK(st.rescued_pairs == 0 && e->spec_left_passes == left && !r->left,
+        "a quiet call waiting for its pass: %llu rescued, %lu left",
+        (unsigned long long)st.rescued_pairs, e->spec_left_passes - left);
+  e->spec_leave = 1;
+  /* Quiet calls, g, a quiet call, one that does not speculate, a quiet
+   * call and a large one. */
+  for (int i = 0; i < 7; i++) {
+    const int rescues = i == 2, large = i == 6;
+    const int speculates = i != 4 && !large;
+    e->speculate = i == 4 ? CPH_SPECULATE_NEVER : CPH_SPECULATE_ALWAYS;
+    const unsigned long spec = e->spec_calls, settled = e->spec_settled;
+    const int was_left = r->left;
+    left = e->spec_left_passes;
+    const gen *call = rescues ? g : large ? &big : &quiet;
+    const size_t m = rescues ? n : large ? n_big : 3;
+    double *got = run_device(ctx, call, m);
+    clphmm_context_stats(ctx, &st);
+    CHECK(got && q && qb &&
+              memcmp(got,
+                     rescues ? want
+                     : large ? qb
+                             : q,
+                     m * sizeof *got) == 0,
+          "call %d after a pass left: results differ", i);
+    CHECK((e->spec_calls > spec) == speculates,
+          "call %d: %lu speculative passes", i, e->spec_calls - spec);
+    /* (Waited for before this call submitted anything.) */
+    CHECK(e->spec_settled - settled == (unsigned long)was_left,
+          "call %d: %lu passes left before waited for, %d left", i,
+          e->spec_settled - settled, was_left);
+    CHECK((e->spec_left_passes > left) == (speculates && !rescues) &&
+              r->left == (speculates && !rescues),
+          "call %d (%s): %lu passes left, the slot's %d", i,
+          rescues ? "rescuing"
+          : large ? "large"
+                  : "quiet",
+          e->spec_left_passes - left, r->left);
+    CHECK(rescues || !speculates || st.launches == launches,
+          "call %d: %llu launches counted, %llu waiting for the pass", i,
+          (unsigned long long)st.launches, (unsigned long long)launches);
+    free(got);
+  }
+  /* (A pass left now: the caller's next call or the context's end.) */
+  free(run_device(ctx, &quiet, 3));
+  CHECK(r->left, "the last quiet call left no pass");
+  free(q);
+  free(qb);
+  free(qq);
+  gen_free(&quiet);
+  gen_free(&big);
+  e->speculate = keep;
+  e->spec_leave = keep_leave;
+}
+
 /* Large chunks' uploads on the copy queue (launch.c copies): a call cut
  * into several unpacked chunks on variants whose rows the device prepares
  * gives the same bits without the copy queue, with it, and with their row
@@ -1195,6 +1282,7 @@ static void test_small_variant(clphmm_precision p, test_rng *rng) {
       compare(small, &g, "small-call variant");
     if (!big && p == CLPHMM_PRECISION_FLOAT) {
       check_speculation(small, &g, n, a, st.rescued_pairs, 0);
+      check_spec_leave(small, &g, n, a, fill);
       check_spec_after(small, &g, n);
     }
     free(a);

@@ -113,7 +113,11 @@ int cph_call_speculates(const call *c, const cph_cursor *cur, uint64_t cells);
 void cph_call_speculate(call *c, size_t n_pieces, const cph_slot *float_slot);
 /* Submit the float chunk in slot f and the speculative pass, if any. */
 clphmm_status cph_call_submit_both(call *c, cph_slot *f);
-/* After the float chunk's finish: the speculative pass's results. */
+/* After the float chunk's finish: the speculative pass's results, or,
+ * where the call needs none, the pass left to the next call. */
 clphmm_status cph_call_end_speculation(call *c);
+/* Wait for and drop a speculative pass an earlier call left (before a
+ * call submits anything). */
+clphmm_status cph_call_settle(cph_engine *ctx);
 
 #endif

@@ -123,6 +123,8 @@ clphmm_status cph_call_start_chunk(call *c, cph_slot *s, cph_devset *d, int set,
 }
 
 clphmm_status cph_call_end_chunk(call *c, cph_slot *s, int pass) {
+  if (s->left) /* (an earlier call's speculative pass: no results) */
+    return cph_drop(c->ctx, s);
   c->ctx->alloc_failed = 0;
   const double tw = cph_now();
   clphmm_status rc = cph_collect(c->ctx, s);
@@ -226,6 +228,10 @@ void cph_call_shrink(cph_engine *ctx) {
   ctx->diag.alloc_retries++;
 }
 
+/* The pieces of the next chunk (none at the end) and, in `at`, where it
+ * starts, within the range it was cut from. With one engine, from the
+ * cursor; in a shared call, from the cursor's range while it lasts, then
+ * from a range to redo, else as one chunk from the shared queue. */
 static clphmm_status take_chunk(call *c, cph_cursor *cur, cph_cursor *at,
                                 size_t *n) {
   *at = *cur;
@@ -313,13 +319,22 @@ static clphmm_status main_pass(call *c, uint64_t cells, unsigned parts) {
     /* A small float call's speculative pass is staged and scheduled
      * before either pass is submitted (cph_call_submit_both). */
     const int small_call = k == 0 && cph_call_speculates(c, &cur, cells);
-    rc = cph_call_start_chunk(c, s, &ctx->d, set,
-                              &(chunk_src){c->pieces.p, n, NULL, 0, NULL, NULL},
-                              small_call);
+    /* (An earlier call's speculative pass ends before this call submits
+     * anything: a small call waits for it only after its float chunk's
+     * staging and schedule.) */
+    if (k == 0 && !small_call)
+      rc = cph_call_settle(ctx);
+    if (!rc)
+      rc = cph_call_start_chunk(
+          c, s, &ctx->d, set, &(chunk_src){c->pieces.p, n, NULL, 0, NULL, NULL},
+          small_call);
     if (!rc && small_call) {
       small = 1;
-      cph_call_speculate(c, n, s);
-      rc = cph_call_submit_both(c, s);
+      rc = cph_call_settle(ctx);
+      if (!rc) {
+        cph_call_speculate(c, n, s);
+        rc = cph_call_submit_both(c, s);
+      }
     }
     if (rc && cph_call_can_retry(ctx, rc, n, c->pieces.p)) {
       /* Finish what is in flight, then retry smaller. */

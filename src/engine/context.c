@@ -249,6 +249,12 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_SIDE_QUEUE", side, 0, 1, NULL, &side);
   ctx->side_queue = (int)side;
+  /* A small call that rescues nothing leaves its speculative pass to the
+   * next call's wait (speculate.c); 0: it waits for it. */
+  uint64_t leave = 1;
+  if (!st)
+    st = env_number("CLPHMM_SPEC_LEAVE", leave, 0, 1, NULL, &leave);
+  ctx->spec_leave = (int)leave;
   /* A large call's rescue chunks in its main pass (rescue.c). */
   uint64_t rescue_min = CPH_RESCUE_MIN_PAIRS;
   if (!st)

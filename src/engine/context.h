@@ -123,6 +123,10 @@ typedef struct cph_slot {
    * submission with the float chunk's (6-9 us of the host's share of a
    * region's call on the H200, traced). */
   int weights_later;
+  /* A speculative pass whose results its call did not need (`left`): the
+   * engine's next call waits for it before it submits anything and drops
+   * it (speculate.c cph_call_settle). */
+  int left;
 } cph_slot;
 
 typedef struct cph_share cph_share;
@@ -212,6 +216,12 @@ typedef struct cph_engine {
   cph_first_counts first_seen;
   double first_growth;
   int side_queue; /* $CLPHMM_SIDE_QUEUE (speculate.c) */
+  /* A small call that rescues nothing returns without waiting for its
+   * speculative pass ($CLPHMM_SPEC_LEAVE; speculate.c), the passes left
+   * so, and those that a later call waited for before submitting anything
+   * (tests). */
+  int spec_leave;
+  unsigned long spec_left_passes, spec_settled;
   /* A large call's rescue chunks in its main pass gather at least this
    * many pairs ($CLPHMM_RESCUE_PAIRS; rescue.c cph_call_rescue_some). */
   uint64_t rescue_min;

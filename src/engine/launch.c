@@ -49,6 +49,7 @@ void cph_slot_abandon(cph_slot *s) {
   s->inputs_of = NULL;
   s->lent_ev = NULL;
   s->weights_later = 0;
+  s->left = 0;
 }
 
 /* A non-blocking copy of `bytes` from host memory to `dst`: on the slot's
@@ -842,9 +843,16 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
   }
   if (!rc && s->packed)
     unpack_outputs(s);
-  /* (Launches are counted here, not by their events: without profiling
-   * they have none.) */
-  for (size_t i = 0; !rc && i < s->sched.n_launches; i++) {
+  if (!rc)
+    cph_count_launches(ctx, s);
+  cph_slot_abandon(s);
+  return rc;
+}
+
+/* (Launches are counted from the schedule, not by their events: without
+ * profiling they have none.) */
+void cph_count_launches(cph_engine *ctx, const cph_slot *s) {
+  for (size_t i = 0; i < s->sched.n_launches; i++) {
     const cph_launch *L = &s->sched.launches[i];
     ctx->stats.launches++;
     if (L->bin >= 0) {
@@ -852,6 +860,17 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *s) {
       ctx->stats.bins[L->bin].cells += L->cells;
       ctx->stats.bins[L->bin].launches++;
     }
+  }
+}
+
+clphmm_status cph_drop(cph_engine *ctx, cph_slot *s) {
+  clphmm_status rc = CLPHMM_SUCCESS;
+  if (s->active && s->n_events) {
+    cl_int err = wait_event(ctx, s->events[s->n_events - 1].ev);
+    if (err != CL_SUCCESS)
+      rc = cph_buf_fail(&ctx->bufs, "clWaitForEvents", err,
+                        "waiting for an earlier call's speculative pass "
+                        "(its kernel may have failed)");
   }
   cph_slot_abandon(s);
   return rc;

@@ -48,4 +48,12 @@ clphmm_status cph_collect(cph_engine *ctx, cph_slot *slot);
 /* Drop the events of a chunk that will not be collected (after a failure). */
 void cph_slot_abandon(cph_slot *slot);
 
+/* Count the slot's launches, their pairs and cells in the statistics (as
+ * cph_collect does). */
+void cph_count_launches(cph_engine *ctx, const cph_slot *slot);
+
+/* Wait for the slot's chunk, whose results are not wanted, and drop its
+ * events: no statistics. */
+clphmm_status cph_drop(cph_engine *ctx, cph_slot *slot);
+
 #endif
