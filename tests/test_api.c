@@ -966,6 +966,36 @@ static void test_devices(void) {
   if (!CHECK_STATUS(create_with_env("no-such-device-xyz", "0", &c),
                     CLPHMM_SUCCESS, NULL))
     clphmm_context_destroy(c);
+  /* "" is no selector, as NULL is (the header): CLPHMM_DEVICE, named in
+   * the error... */
+  c = NULL;
+  prime_errors();
+  CHECK_STATUS(create_with_env("no-such-device-xyz", "", &c),
+               CLPHMM_ERROR_NO_DEVICE, NULL);
+  CHECK(c == NULL, "failed context_create left a context");
+  m = clphmm_last_error(NULL);
+  CHECK(contains(m, "'no-such-device-xyz' (from CLPHMM_DEVICE)"),
+        "options.device \"\": message does not name CLPHMM_DEVICE: \"%s\"",
+        show(m));
+  /* ...else the default device, as with NULL; an empty CLPHMM_DEVICE is
+   * unset. */
+  clphmm_device_info by_null, by_empty;
+  memset(&by_null, 0, sizeof by_null);
+  memset(&by_empty, 0xA5, sizeof by_empty);
+  c = NULL;
+  if (!CHECK_STATUS(create_with_env("", NULL, &c), CLPHMM_SUCCESS, NULL) && c) {
+    CHECK_STATUS(clphmm_context_device(c, &by_null), CLPHMM_SUCCESS, c);
+    clphmm_context_destroy(c);
+  }
+  c = NULL;
+  if (!CHECK_STATUS(create_with_env("", "", &c), CLPHMM_SUCCESS, NULL) && c) {
+    CHECK_STATUS(clphmm_context_device(c, &by_empty), CLPHMM_SUCCESS, c);
+    CHECK(by_empty.index == by_null.index,
+          "options.device \"\" opened device %zu, NULL device %zu",
+          by_empty.index, by_null.index);
+    clphmm_context_destroy(c);
+  }
+  unsetenv("CLPHMM_DEVICE");
   if (find_cpu_device(count)) {
     c = NULL;
     if (!CHECK_STATUS(create_with_env("cpu", NULL, &c), CLPHMM_SUCCESS, NULL) &&
