@@ -104,8 +104,10 @@ CLPHMM_API clphmm_status clphmm_count_pairs(const clphmm_batch *batches,
 /* ---- CPU reference ------------------------------------------------------- */
 
 /* Compute every pair on the CPU with the scalar reference implementation:
- * no OpenCL needed. Validates all inputs first; on error nothing is written.
- * `out` must hold clphmm_count_pairs() values. */
+ * no OpenCL needed. Validates all inputs first, as clphmm_compute does:
+ * the batches' pointers and sizes (counts and lengths that overflow:
+ * CLPHMM_ERROR_TOO_LARGE) before any base or quality; on error nothing is
+ * written. `out` must hold clphmm_count_pairs() values. */
 CLPHMM_API clphmm_status clphmm_reference(const clphmm_batch *batches,
                                           size_t n_batches,
                                           clphmm_precision precision,

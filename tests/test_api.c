@@ -190,6 +190,38 @@ static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
   }
 }
 
+/* ---- sizes before contents ----------------------------------------------- */
+
+/* Counts that overflow or that no array could have, and lengths whose
+ * cells overflow, are TOO_LARGE on every engine (the reference as the
+ * device), found before any base is read: each batch's read has an invalid
+ * first base, which a check of the contents first would report, and past
+ * what these arrays really hold lies memory that is not the caller's. */
+static void test_sizes_first(void) {
+  static const uint8_t q[4] = {20, 20, 20, 20};
+  clphmm_read rd = {"XCGT", q, q, q, q, 4};
+  clphmm_haplotype hp = {"ACGT", 4};
+  /* n_reads x n_haplotypes overflows. */
+  clphmm_batch pairs = {&rd, SIZE_MAX / 64, &hp, 128};
+  expect_reject(&pairs, 1, 1, CLPHMM_ERROR_TOO_LARGE, "pair count overflow",
+                "batch 0", "overflows", NULL);
+  /* More pairs than an array of results can hold. */
+  clphmm_batch most = {&rd, SIZE_MAX / 64, &hp, 16};
+  expect_reject(&most, 1, 1, CLPHMM_ERROR_TOO_LARGE, "pairs beyond memory",
+                "pairs do not fit in memory", NULL, NULL);
+  /* More reads than an array can hold (no haplotypes: no pairs). */
+  clphmm_batch reads = {&rd, SIZE_MAX, &hp, 0};
+  expect_reject(&reads, 1, 1, CLPHMM_ERROR_TOO_LARGE, "reads beyond memory",
+                "batch 0", "do not fit in memory", NULL);
+  /* One read and one haplotype of 2^63 bases each: 2^126 cells. A later
+   * batch's size comes before an earlier batch's invalid base. */
+  clphmm_read long_rd = {"XCGT", q, q, q, q, SIZE_MAX / 2 + 1};
+  clphmm_haplotype long_hp = {"ACGT", SIZE_MAX / 2 + 1};
+  clphmm_batch cells[2] = {{&rd, 1, &hp, 1}, {&long_rd, 1, &long_hp, 1}};
+  expect_reject(cells, 2, 1, CLPHMM_ERROR_TOO_LARGE, "cell count overflow",
+                "batch 1", NULL, NULL);
+}
+
 /* ---- many batches ----------------------------------------------------- */
 
 /* Many one-pair batches: a call's shapes are checked, its batches summed
@@ -1118,6 +1150,7 @@ int main(void) {
   open_contexts();
   test_version_and_status();
   test_count_pairs();
+  test_sizes_first();
   test_options_init();
   test_bad_settings();
   test_invalid_bases();

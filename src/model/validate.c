@@ -106,9 +106,26 @@ clphmm_status cph_validate_batch(const clphmm_batch *bt, size_t b) {
   return CLPHMM_SUCCESS;
 }
 
-/* Pairs and cells of a validated batch, added to the totals. */
+/* Pairs and cells of a batch whose pointers are valid, added to the
+ * totals. Its counts are checked before its reads' and haplotypes' lengths
+ * are read: counts that no array or result array could have fail without
+ * touching memory. */
 static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                                  uint64_t *pairs, uint64_t *cells) {
+  if (bt->n_reads > SIZE_MAX / sizeof *bt->reads ||
+      bt->n_haplotypes > SIZE_MAX / sizeof *bt->haplotypes)
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu reads and %zu haplotypes do not fit in "
+                     "memory",
+                     b, bt->n_reads, bt->n_haplotypes);
+  if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu reads x %zu haplotypes overflows the "
+                     "pair or cell count",
+                     b, bt->n_reads, bt->n_haplotypes);
+  if (*pairs > SIZE_MAX / sizeof(double))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
+                     (unsigned long long)*pairs);
   uint64_t read_len = 0, hap_len = 0;
   for (size_t r = 0; r < bt->n_reads; r++)
     if (mul_add_overflows(1, bt->reads[r].length, &read_len))
@@ -122,8 +139,7 @@ static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                        "batch %zu: haplotype lengths "
                        "overflow",
                        b);
-  if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs) ||
-      mul_add_overflows(read_len, hap_len, cells))
+  if (mul_add_overflows(read_len, hap_len, cells))
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
                      "batch %zu: %zu reads x %zu haplotypes overflows the "
                      "pair or cell count",
@@ -139,9 +155,6 @@ clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
     if (st)
       return st;
   }
-  if (pairs > SIZE_MAX / sizeof(double))
-    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
-                     (unsigned long long)pairs);
   if (n_pairs)
     *n_pairs = (size_t)pairs;
   if (n_cells)
@@ -152,15 +165,12 @@ clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
 clphmm_status cph_validate_batches(const clphmm_batch *batches,
                                    size_t n_batches, size_t *n_pairs,
                                    uint64_t *n_cells) {
-  if (n_batches > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n_batches);
-  for (size_t b = 0; b < n_batches; b++) {
-    clphmm_status st = cph_validate_batch(&batches[b], b);
-    if (st)
-      return st;
-  }
-  return cph_count_batches(batches, n_batches, n_pairs, n_cells);
+  /* Sizes first, as clphmm_compute checks them: an absurd size fails
+   * before any base or quality is read. */
+  clphmm_status st = cph_validate_shapes(batches, n_batches, n_pairs, n_cells);
+  for (size_t b = 0; b < n_batches && !st; b++)
+    st = cph_validate_batch(&batches[b], b);
+  return st;
 }
 
 clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
