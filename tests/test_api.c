@@ -201,25 +201,60 @@ static void test_sizes_first(void) {
   static const uint8_t q[4] = {20, 20, 20, 20};
   clphmm_read rd = {"XCGT", q, q, q, q, 4};
   clphmm_haplotype hp = {"ACGT", 4};
-  /* n_reads x n_haplotypes overflows. */
-  clphmm_batch pairs = {&rd, SIZE_MAX / 64, &hp, 128};
-  expect_reject(&pairs, 1, 1, CLPHMM_ERROR_TOO_LARGE, "pair count overflow",
-                "batch 0", "overflows", NULL);
+  char want[256];
+  /* n_reads x n_haplotypes overflows; after a batch of one pair. */
+  clphmm_batch pairs[2] = {{&rd, 1, &hp, 1}, {&rd, SIZE_MAX / 64, &hp, 128}};
+  snprintf(want, sizeof want,
+           "batch 1: the pair count overflows: %zu reads x 128 haplotypes, "
+           "added to 1 pair of earlier batches",
+           SIZE_MAX / 64);
+  expect_reject(pairs, 2, 1, CLPHMM_ERROR_TOO_LARGE, "pair count overflow",
+                want, NULL, NULL);
+  snprintf(want, sizeof want,
+           "batch 0: the pair count overflows: %zu reads x 128 haplotypes",
+           SIZE_MAX / 64);
+  expect_reject(pairs + 1, 1, 1, CLPHMM_ERROR_TOO_LARGE,
+                "pair count overflow, one batch", want, NULL, NULL);
+  double out[1];
+  clphmm_reference(pairs + 1, 1, CLPHMM_PRECISION_FLOAT, out);
+  CHECK(!contains(clphmm_last_error(NULL), "earlier"),
+        "one batch: the message names earlier batches: %s",
+        clphmm_last_error(NULL));
   /* More pairs than an array of results can hold. */
   clphmm_batch most = {&rd, SIZE_MAX / 64, &hp, 16};
+  snprintf(want, sizeof want,
+           "batch 0: %zu reads x 16 haplotypes make %llu pairs, more results "
+           "than fit in memory",
+           SIZE_MAX / 64, (unsigned long long)(SIZE_MAX / 64 * 16));
   expect_reject(&most, 1, 1, CLPHMM_ERROR_TOO_LARGE, "pairs beyond memory",
-                "pairs do not fit in memory", NULL, NULL);
+                want, NULL, NULL);
   /* More reads than an array can hold (no haplotypes: no pairs). */
   clphmm_batch reads = {&rd, SIZE_MAX, &hp, 0};
+  snprintf(want, sizeof want, "batch 0: %zu reads do not fit in memory",
+           SIZE_MAX);
   expect_reject(&reads, 1, 1, CLPHMM_ERROR_TOO_LARGE, "reads beyond memory",
-                "batch 0", "do not fit in memory", NULL);
+                want, NULL, NULL);
   /* One read and one haplotype of 2^63 bases each: 2^126 cells. A later
    * batch's size comes before an earlier batch's invalid base. */
-  clphmm_read long_rd = {"XCGT", q, q, q, q, SIZE_MAX / 2 + 1};
+  clphmm_read long_rd[2] = {{"XCGT", q, q, q, q, SIZE_MAX / 2 + 1},
+                            {"XCGT", q, q, q, q, SIZE_MAX / 4 + 1}};
   clphmm_haplotype long_hp = {"ACGT", SIZE_MAX / 2 + 1};
-  clphmm_batch cells[2] = {{&rd, 1, &hp, 1}, {&long_rd, 1, &long_hp, 1}};
+  clphmm_batch cells[2] = {{&rd, 1, &hp, 1}, {long_rd, 1, &long_hp, 1}};
+  snprintf(want, sizeof want,
+           "batch 1: the cell count overflows: 1 read of %zu bases x 1 "
+           "haplotype of %zu bases, added to 16 cells of earlier batches",
+           SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1);
   expect_reject(cells, 2, 1, CLPHMM_ERROR_TOO_LARGE, "cell count overflow",
-                "batch 1", NULL, NULL);
+                want, NULL, NULL);
+  /* Two reads whose lengths add up to 2^63 + 2^62: their sum. */
+  clphmm_batch two = {long_rd, 2, &long_hp, 1};
+  snprintf(want, sizeof want,
+           "batch 0: the cell count overflows: 2 reads of %llu bases in all "
+           "x 1 haplotype of %zu bases",
+           (unsigned long long)(SIZE_MAX / 2 + 1) + SIZE_MAX / 4 + 1,
+           SIZE_MAX / 2 + 1);
+  expect_reject(&two, 1, 1, CLPHMM_ERROR_TOO_LARGE, "cell count, two reads",
+                want, NULL, NULL);
 }
 
 /* ---- many batches ----------------------------------------------------- */

@@ -1,5 +1,7 @@
 #include "model/validate.h"
 
+#include <stdio.h>
+
 #include "base/error.h"
 
 /* Printable form of a byte for messages. */
@@ -106,44 +108,67 @@ clphmm_status cph_validate_batch(const clphmm_batch *bt, size_t b) {
   return CLPHMM_SUCCESS;
 }
 
+static const char *plural(uint64_t n) {
+  return n == 1 ? "" : "s";
+}
+
+/* ", added to N pairs of earlier batches" when there were any. */
+static void earlier_part(char *buf, size_t n, uint64_t before,
+                         const char *what) {
+  buf[0] = '\0';
+  if (before)
+    snprintf(buf, n, ", added to %llu %s%s of earlier batches",
+             (unsigned long long)before, what, plural(before));
+}
+
 /* Pairs and cells of a batch whose pointers are valid, added to the
  * totals. Its counts are checked before its reads' and haplotypes' lengths
  * are read: counts that no array or result array could have fail without
- * touching memory. */
+ * touching memory. Messages say which count overflowed. */
 static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                                  uint64_t *pairs, uint64_t *cells) {
-  if (bt->n_reads > SIZE_MAX / sizeof *bt->reads ||
-      bt->n_haplotypes > SIZE_MAX / sizeof *bt->haplotypes)
+  const size_t nr = bt->n_reads, nh = bt->n_haplotypes;
+  if (nr > SIZE_MAX / sizeof *bt->reads)
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                     "batch %zu: %zu reads and %zu haplotypes do not fit in "
-                     "memory",
-                     b, bt->n_reads, bt->n_haplotypes);
-  if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs))
+                     "batch %zu: %zu reads do not fit in memory", b, nr);
+  if (nh > SIZE_MAX / sizeof *bt->haplotypes)
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                     "batch %zu: %zu reads x %zu haplotypes overflows the "
-                     "pair or cell count",
-                     b, bt->n_reads, bt->n_haplotypes);
+                     "batch %zu: %zu haplotypes do not fit in memory", b, nh);
+  char earlier[80];
+  earlier_part(earlier, sizeof earlier, *pairs, "pair");
+  if (mul_add_overflows(nr, nh, pairs))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: the pair count overflows: %zu read%s x %zu "
+                     "haplotype%s%s",
+                     b, nr, plural(nr), nh, plural(nh), earlier);
   if (*pairs > SIZE_MAX / sizeof(double))
-    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu read%s x %zu haplotype%s%s make %llu "
+                     "pairs, more results than fit in memory",
+                     b, nr, plural(nr), nh, plural(nh), earlier,
                      (unsigned long long)*pairs);
   uint64_t read_len = 0, hap_len = 0;
-  for (size_t r = 0; r < bt->n_reads; r++)
+  for (size_t r = 0; r < nr; r++)
     if (mul_add_overflows(1, bt->reads[r].length, &read_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                       "batch %zu: read lengths "
-                       "overflow",
-                       b);
-  for (size_t h = 0; h < bt->n_haplotypes; h++)
+                       "batch %zu: the sum of the read lengths overflows (at "
+                       "read %zu)",
+                       b, r);
+  for (size_t h = 0; h < nh; h++)
     if (mul_add_overflows(1, bt->haplotypes[h].length, &hap_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                       "batch %zu: haplotype lengths "
-                       "overflow",
-                       b);
+                       "batch %zu: the sum of the haplotype lengths overflows "
+                       "(at haplotype %zu)",
+                       b, h);
+  earlier_part(earlier, sizeof earlier, *cells, "cell");
   if (mul_add_overflows(read_len, hap_len, cells))
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                     "batch %zu: %zu reads x %zu haplotypes overflows the "
-                     "pair or cell count",
-                     b, bt->n_reads, bt->n_haplotypes);
+                     "batch %zu: the cell count overflows: %zu read%s of %llu "
+                     "base%s%s x %zu haplotype%s of %llu base%s%s%s",
+                     b, nr, plural(nr), (unsigned long long)read_len,
+                     plural(read_len), nr > 1 ? " in all" : "", nh, plural(nh),
+                     (unsigned long long)hap_len, plural(hap_len),
+                     nh > 1 ? " in all" : "", earlier);
   return CLPHMM_SUCCESS;
 }
 
