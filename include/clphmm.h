@@ -104,8 +104,10 @@ CLPHMM_API clphmm_status clphmm_count_pairs(const clphmm_batch *batches,
 /* ---- CPU reference ------------------------------------------------------- */
 
 /* Compute every pair on the CPU with the scalar reference implementation:
- * no OpenCL needed. Validates all inputs first; on error nothing is written.
- * `out` must hold clphmm_count_pairs() values. */
+ * no OpenCL needed. Validates all inputs first, as clphmm_compute does:
+ * the batches' pointers and sizes (counts and lengths that overflow:
+ * CLPHMM_ERROR_TOO_LARGE) before any base or quality; on error nothing is
+ * written. `out` must hold clphmm_count_pairs() values. */
 CLPHMM_API clphmm_status clphmm_reference(const clphmm_batch *batches,
                                           size_t n_batches,
                                           clphmm_precision precision,
@@ -149,13 +151,16 @@ typedef struct clphmm_context clphmm_context;
 typedef struct clphmm_options {
   /* Device selector: a decimal index into the device list, "gpu", "cpu", or
    * a case-insensitive substring of the device name (the first device that
-   * matches). NULL means the CLPHMM_DEVICE environment variable, else the
-   * first GPU, else the first CPU, else the first device.
+   * matches); spaces around it are ignored. NULL or "" (no selector) means
+   * the CLPHMM_DEVICE environment variable, a selector of the same form
+   * (unset or "": none), else the first GPU, else the first CPU, else the
+   * first device.
    * Several devices: a comma-separated list of selectors ("0,1",
    * "gpu,cpu", the same device twice: "0,0"; at most CLPHMM_MAX_DEVICES),
    * or "all": every GPU, or every device when there is no GPU (also as an
    * item of a list). One context then drives them all: see clphmm_compute.
-   * An empty item or one that matches no device is an error naming it. */
+   * An empty item, a selector of spaces alone, or one that matches no
+   * device is an error naming it. */
   const char *device;
   clphmm_precision precision;
   /* Upper bound on matrix cells per kernel launch; 0 = library default

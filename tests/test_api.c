@@ -190,6 +190,73 @@ static void expect_reject(const clphmm_batch *b, size_t n, size_t n_out,
   }
 }
 
+/* ---- sizes before contents ----------------------------------------------- */
+
+/* Counts that overflow or that no array could have, and lengths whose
+ * cells overflow, are TOO_LARGE on every engine (the reference as the
+ * device), found before any base is read: each batch's read has an invalid
+ * first base, which a check of the contents first would report, and past
+ * what these arrays really hold lies memory that is not the caller's. */
+static void test_sizes_first(void) {
+  static const uint8_t q[4] = {20, 20, 20, 20};
+  clphmm_read rd = {"XCGT", q, q, q, q, 4};
+  clphmm_haplotype hp = {"ACGT", 4};
+  char want[256];
+  /* n_reads x n_haplotypes overflows; after a batch of one pair. */
+  clphmm_batch pairs[2] = {{&rd, 1, &hp, 1}, {&rd, SIZE_MAX / 64, &hp, 128}};
+  snprintf(want, sizeof want,
+           "batch 1: the pair count overflows: %zu reads x 128 haplotypes, "
+           "added to 1 pair of earlier batches",
+           SIZE_MAX / 64);
+  expect_reject(pairs, 2, 1, CLPHMM_ERROR_TOO_LARGE, "pair count overflow",
+                want, NULL, NULL);
+  snprintf(want, sizeof want,
+           "batch 0: the pair count overflows: %zu reads x 128 haplotypes",
+           SIZE_MAX / 64);
+  expect_reject(pairs + 1, 1, 1, CLPHMM_ERROR_TOO_LARGE,
+                "pair count overflow, one batch", want, NULL, NULL);
+  double out[1];
+  clphmm_reference(pairs + 1, 1, CLPHMM_PRECISION_FLOAT, out);
+  CHECK(!contains(clphmm_last_error(NULL), "earlier"),
+        "one batch: the message names earlier batches: %s",
+        clphmm_last_error(NULL));
+  /* More pairs than an array of results can hold. */
+  clphmm_batch most = {&rd, SIZE_MAX / 64, &hp, 16};
+  snprintf(want, sizeof want,
+           "batch 0: %zu reads x 16 haplotypes make %llu pairs, more results "
+           "than fit in memory",
+           SIZE_MAX / 64, (unsigned long long)(SIZE_MAX / 64 * 16));
+  expect_reject(&most, 1, 1, CLPHMM_ERROR_TOO_LARGE, "pairs beyond memory",
+                want, NULL, NULL);
+  /* More reads than an array can hold (no haplotypes: no pairs). */
+  clphmm_batch reads = {&rd, SIZE_MAX, &hp, 0};
+  snprintf(want, sizeof want, "batch 0: %zu reads do not fit in memory",
+           SIZE_MAX);
+  expect_reject(&reads, 1, 1, CLPHMM_ERROR_TOO_LARGE, "reads beyond memory",
+                want, NULL, NULL);
+  /* One read and one haplotype of 2^63 bases each: 2^126 cells. A later
+   * batch's size comes before an earlier batch's invalid base. */
+  clphmm_read long_rd[2] = {{"XCGT", q, q, q, q, SIZE_MAX / 2 + 1},
+                            {"XCGT", q, q, q, q, SIZE_MAX / 4 + 1}};
+  clphmm_haplotype long_hp = {"ACGT", SIZE_MAX / 2 + 1};
+  clphmm_batch cells[2] = {{&rd, 1, &hp, 1}, {long_rd, 1, &long_hp, 1}};
+  snprintf(want, sizeof want,
+           "batch 1: the cell count overflows: 1 read of %zu bases x 1 "
+           "haplotype of %zu bases, added to 16 cells of earlier batches",
+           SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1);
+  expect_reject(cells, 2, 1, CLPHMM_ERROR_TOO_LARGE, "cell count overflow",
+                want, NULL, NULL);
+  /* Two reads whose lengths add up to 2^63 + 2^62: their sum. */
+  clphmm_batch two = {long_rd, 2, &long_hp, 1};
+  snprintf(want, sizeof want,
+           "batch 0: the cell count overflows: 2 reads of %llu bases in all "
+           "x 1 haplotype of %zu bases",
+           (unsigned long long)(SIZE_MAX / 2 + 1) + SIZE_MAX / 4 + 1,
+           SIZE_MAX / 2 + 1);
+  expect_reject(&two, 1, 1, CLPHMM_ERROR_TOO_LARGE, "cell count, two reads",
+                want, NULL, NULL);
+}
+
 /* ---- many batches ----------------------------------------------------- */
 
 /* Many one-pair batches: a call's shapes are checked, its batches summed
@@ -966,6 +1033,36 @@ static void test_devices(void) {
   if (!CHECK_STATUS(create_with_env("no-such-device-xyz", "0", &c),
                     CLPHMM_SUCCESS, NULL))
     clphmm_context_destroy(c);
+  /* "" is no selector, as NULL is (the header): CLPHMM_DEVICE, named in
+   * the error... */
+  c = NULL;
+  prime_errors();
+  CHECK_STATUS(create_with_env("no-such-device-xyz", "", &c),
+               CLPHMM_ERROR_NO_DEVICE, NULL);
+  CHECK(c == NULL, "failed context_create left a context");
+  m = clphmm_last_error(NULL);
+  CHECK(contains(m, "'no-such-device-xyz' (from CLPHMM_DEVICE)"),
+        "options.device \"\": message does not name CLPHMM_DEVICE: \"%s\"",
+        show(m));
+  /* ...else the default device, as with NULL; an empty CLPHMM_DEVICE is
+   * unset. */
+  clphmm_device_info by_null, by_empty;
+  memset(&by_null, 0, sizeof by_null);
+  memset(&by_empty, 0xA5, sizeof by_empty);
+  c = NULL;
+  if (!CHECK_STATUS(create_with_env("", NULL, &c), CLPHMM_SUCCESS, NULL) && c) {
+    CHECK_STATUS(clphmm_context_device(c, &by_null), CLPHMM_SUCCESS, c);
+    clphmm_context_destroy(c);
+  }
+  c = NULL;
+  if (!CHECK_STATUS(create_with_env("", "", &c), CLPHMM_SUCCESS, NULL) && c) {
+    CHECK_STATUS(clphmm_context_device(c, &by_empty), CLPHMM_SUCCESS, c);
+    CHECK(by_empty.index == by_null.index,
+          "options.device \"\" opened device %zu, NULL device %zu",
+          by_empty.index, by_null.index);
+    clphmm_context_destroy(c);
+  }
+  unsetenv("CLPHMM_DEVICE");
   if (find_cpu_device(count)) {
     c = NULL;
     if (!CHECK_STATUS(create_with_env("cpu", NULL, &c), CLPHMM_SUCCESS, NULL) &&
@@ -1088,6 +1185,7 @@ int main(void) {
   open_contexts();
   test_version_and_status();
   test_count_pairs();
+  test_sizes_first();
   test_options_init();
   test_bad_settings();
   test_invalid_bases();

@@ -60,6 +60,11 @@ static void test_selectors(void) {
            "item 2, 'no-such-device-xyz'");
   bad_list("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0", CLPHMM_ERROR_INVALID_ARGUMENT,
            "more than 16 devices");
+  /* A single selector is trimmed as list items are: one of spaces alone is
+   * empty (untrimmed, it had matched any name with two spaces in a row). */
+  bad_list("  ", CLPHMM_ERROR_INVALID_ARGUMENT,
+           "device selector '  ' is empty");
+  bad_list(" \t ", CLPHMM_ERROR_INVALID_ARGUMENT, "is empty");
 
   size_t count = 0;
   CHECK_STATUS(clphmm_device_count(&count), CLPHMM_SUCCESS, NULL);
@@ -96,14 +101,19 @@ static void test_selectors(void) {
     if (clphmm_device_get_info(i, &info) == CLPHMM_SUCCESS)
       gpus += info.type == CLPHMM_DEVICE_GPU;
   }
-  ctx = open_ctx("all", CLPHMM_PRECISION_FLOAT);
-  if (ctx) {
-    size_t want = gpus ? gpus : count;
-    want = want > CLPHMM_MAX_DEVICES ? CLPHMM_MAX_DEVICES : want;
-    CHECK(clphmm_context_device_count(ctx) == want,
-          "'all': %zu devices, not %zu", clphmm_context_device_count(ctx),
-          want);
-    clphmm_context_destroy(ctx);
+  size_t want_all = gpus ? gpus : count;
+  want_all = want_all > CLPHMM_MAX_DEVICES ? CLPHMM_MAX_DEVICES : want_all;
+  /* "all" alone, with spaces around it (as a list item " all " is), in
+   * any case. */
+  static const char *const alls[] = {"all", " all ", "\tALL", "All "};
+  for (size_t k = 0; k < sizeof alls / sizeof *alls; k++) {
+    ctx = open_ctx(alls[k], CLPHMM_PRECISION_FLOAT);
+    if (ctx) {
+      CHECK(clphmm_context_device_count(ctx) == want_all,
+            "'%s': %zu devices, not %zu", alls[k],
+            clphmm_context_device_count(ctx), want_all);
+      clphmm_context_destroy(ctx);
+    }
   }
   /* One selector: one device, as before. */
   ctx = open_ctx("0", CLPHMM_PRECISION_FLOAT);

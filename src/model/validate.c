@@ -1,5 +1,7 @@
 #include "model/validate.h"
 
+#include <stdio.h>
+
 #include "base/error.h"
 
 /* Printable form of a byte for messages. */
@@ -106,28 +108,67 @@ clphmm_status cph_validate_batch(const clphmm_batch *bt, size_t b) {
   return CLPHMM_SUCCESS;
 }
 
-/* Pairs and cells of a validated batch, added to the totals. */
+static const char *plural(uint64_t n) {
+  return n == 1 ? "" : "s";
+}
+
+/* ", added to N pairs of earlier batches" when there were any. */
+static void earlier_part(char *buf, size_t n, uint64_t before,
+                         const char *what) {
+  buf[0] = '\0';
+  if (before)
+    snprintf(buf, n, ", added to %llu %s%s of earlier batches",
+             (unsigned long long)before, what, plural(before));
+}
+
+/* Pairs and cells of a batch whose pointers are valid, added to the
+ * totals. Its counts are checked before its reads' and haplotypes' lengths
+ * are read: counts that no array or result array could have fail without
+ * touching memory. Messages say which count overflowed. */
 static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                                  uint64_t *pairs, uint64_t *cells) {
+  const size_t nr = bt->n_reads, nh = bt->n_haplotypes;
+  if (nr > SIZE_MAX / sizeof *bt->reads)
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu reads do not fit in memory", b, nr);
+  if (nh > SIZE_MAX / sizeof *bt->haplotypes)
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu haplotypes do not fit in memory", b, nh);
+  char earlier[80];
+  earlier_part(earlier, sizeof earlier, *pairs, "pair");
+  if (mul_add_overflows(nr, nh, pairs))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: the pair count overflows: %zu read%s x %zu "
+                     "haplotype%s%s",
+                     b, nr, plural(nr), nh, plural(nh), earlier);
+  if (*pairs > SIZE_MAX / sizeof(double))
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "batch %zu: %zu read%s x %zu haplotype%s%s make %llu "
+                     "pairs, more results than fit in memory",
+                     b, nr, plural(nr), nh, plural(nh), earlier,
+                     (unsigned long long)*pairs);
   uint64_t read_len = 0, hap_len = 0;
-  for (size_t r = 0; r < bt->n_reads; r++)
+  for (size_t r = 0; r < nr; r++)
     if (mul_add_overflows(1, bt->reads[r].length, &read_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                       "batch %zu: read lengths "
-                       "overflow",
-                       b);
-  for (size_t h = 0; h < bt->n_haplotypes; h++)
+                       "batch %zu: the sum of the read lengths overflows (at "
+                       "read %zu)",
+                       b, r);
+  for (size_t h = 0; h < nh; h++)
     if (mul_add_overflows(1, bt->haplotypes[h].length, &hap_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                       "batch %zu: haplotype lengths "
-                       "overflow",
-                       b);
-  if (mul_add_overflows(bt->n_reads, bt->n_haplotypes, pairs) ||
-      mul_add_overflows(read_len, hap_len, cells))
+                       "batch %zu: the sum of the haplotype lengths overflows "
+                       "(at haplotype %zu)",
+                       b, h);
+  earlier_part(earlier, sizeof earlier, *cells, "cell");
+  if (mul_add_overflows(read_len, hap_len, cells))
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
-                     "batch %zu: %zu reads x %zu haplotypes overflows the "
-                     "pair or cell count",
-                     b, bt->n_reads, bt->n_haplotypes);
+                     "batch %zu: the cell count overflows: %zu read%s of %llu "
+                     "base%s%s x %zu haplotype%s of %llu base%s%s%s",
+                     b, nr, plural(nr), (unsigned long long)read_len,
+                     plural(read_len), nr > 1 ? " in all" : "", nh, plural(nh),
+                     (unsigned long long)hap_len, plural(hap_len),
+                     nh > 1 ? " in all" : "", earlier);
   return CLPHMM_SUCCESS;
 }
 
@@ -139,9 +180,6 @@ clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
     if (st)
       return st;
   }
-  if (pairs > SIZE_MAX / sizeof(double))
-    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%llu pairs do not fit in memory",
-                     (unsigned long long)pairs);
   if (n_pairs)
     *n_pairs = (size_t)pairs;
   if (n_cells)
@@ -152,15 +190,12 @@ clphmm_status cph_count_batches(const clphmm_batch *batches, size_t n_batches,
 clphmm_status cph_validate_batches(const clphmm_batch *batches,
                                    size_t n_batches, size_t *n_pairs,
                                    uint64_t *n_cells) {
-  if (n_batches > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n_batches);
-  for (size_t b = 0; b < n_batches; b++) {
-    clphmm_status st = cph_validate_batch(&batches[b], b);
-    if (st)
-      return st;
-  }
-  return cph_count_batches(batches, n_batches, n_pairs, n_cells);
+  /* Sizes first, as clphmm_compute checks them: an absurd size fails
+   * before any base or quality is read. */
+  clphmm_status st = cph_validate_shapes(batches, n_batches, n_pairs, n_cells);
+  for (size_t b = 0; b < n_batches && !st; b++)
+    st = cph_validate_batch(&batches[b], b);
+  return st;
 }
 
 clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,

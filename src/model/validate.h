@@ -37,9 +37,11 @@ static inline uint8_t cph_base_code(unsigned char b) {
   }
 }
 
-/* Validate every batch (NULL pointers, bases, qualities, size overflow) and
- * return the number of pairs and cells. On error the thread's last error
- * names the batch, read or haplotype, field and position. */
+/* Validate every batch and return the number of pairs and cells: first
+ * what cph_validate_shapes checks (the batches' own pointers, counts and
+ * sizes that overflow), then each batch's bases and qualities in order. On
+ * error the thread's last error names the batch, read or haplotype, field
+ * and position. */
 clphmm_status cph_validate_batches(const clphmm_batch *batches,
                                    size_t n_batches, size_t *n_pairs,
                                    uint64_t *n_cells);

@@ -256,6 +256,26 @@ static const char *origin(const char *selector) {
   return selector && *selector ? "" : " (from CLPHMM_DEVICE)";
 }
 
+/* The selector s[0, *len) without the spaces around it ("0 ", " gpu"), as
+ * a single selector and as an item of a list: its start, *len its length. */
+static const char *trim_span(const char *s, size_t *len) {
+  size_t n = *len;
+  while (n && isspace((unsigned char)*s)) {
+    s++;
+    n--;
+  }
+  while (n && isspace((unsigned char)s[n - 1]))
+    n--;
+  *len = n;
+  return s;
+}
+
+static int is_all(const char *s, size_t len) {
+  return len == 3 && tolower((unsigned char)s[0]) == 'a' &&
+         tolower((unsigned char)s[1]) == 'l' &&
+         tolower((unsigned char)s[2]) == 'l';
+}
+
 clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   flat_list list;
   clphmm_status st = list_some_devices(&list);
@@ -264,16 +284,17 @@ clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
   if (!sel || !*sel)
     return open_from(&list, default_index(&list), dev);
-  /* Without the spaces around it, as the items of a list ("0 ", " gpu"). */
+  size_t len = strlen(sel);
+  const char *at = trim_span(sel, &len);
+  if (len == 0)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "device selector '%s'%s is empty", sel, origin(selector));
+  /* A selector of 256 characters or more names no device (names are
+   * shorter, indexes overflow): it is matched as it is, and fails. */
   char trimmed[256];
-  size_t len = strlen(sel), at = 0;
-  while (at < len && isspace((unsigned char)sel[at]))
-    at++;
-  while (len > at && isspace((unsigned char)sel[len - 1]))
-    len--;
-  if ((at > 0 || len < strlen(sel)) && len > at && len - at < sizeof trimmed) {
-    memcpy(trimmed, sel + at, len - at);
-    trimmed[len - at] = '\0';
+  if (len < sizeof trimmed) {
+    memcpy(trimmed, at, len);
+    trimmed[len] = '\0';
     sel = trimmed;
   }
   for (size_t i = 0; i < list.n; i++) {
@@ -286,12 +307,6 @@ clphmm_status cph_device_select(const char *selector, cph_device *dev) {
   return cph_error(CLPHMM_ERROR_NO_DEVICE,
                    "no OpenCL device matches '%s'%s (devices: %s)", sel,
                    origin(selector), names);
-}
-
-static int is_all(const char *s, size_t len) {
-  return len == 3 && tolower((unsigned char)s[0]) == 'a' &&
-         tolower((unsigned char)s[1]) == 'l' &&
-         tolower((unsigned char)s[2]) == 'l';
 }
 
 /* "all": every GPU, else every device. */
@@ -322,7 +337,9 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
                                      size_t max, size_t *n) {
   *n = 0;
   const char *sel = selector && *selector ? selector : getenv("CLPHMM_DEVICE");
-  if (!sel || !*sel || (!strchr(sel, ',') && !is_all(sel, strlen(sel)))) {
+  size_t whole = sel ? strlen(sel) : 0;
+  const char *whole_at = sel ? trim_span(sel, &whole) : NULL;
+  if (!sel || !*sel || (!strchr(sel, ',') && !is_all(whole_at, whole))) {
     clphmm_status st = cph_device_select(selector, &devs[0]);
     if (!st)
       *n = 1;
@@ -336,12 +353,7 @@ clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
   for (const char *p = sel;; item++) {
     size_t len = strcspn(p, ",");
     const char *next = p + len;
-    while (len && isspace((unsigned char)*p)) {
-      p++;
-      len--;
-    }
-    while (len && isspace((unsigned char)p[len - 1]))
-      len--;
+    p = trim_span(p, &len);
     char one[256];
     if (len == 0)
       return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,

@@ -24,14 +24,15 @@ clphmm_status cph_device_count(size_t *count);
 clphmm_status cph_device_open(size_t index, cph_device *dev);
 
 /* Resolve a selector (NULL/"" = $CLPHMM_DEVICE, else default rule) into a
- * device. The error lists the devices that exist. */
+ * device. Spaces around the selector are ignored; one of spaces alone is
+ * an error. The error lists the devices that exist. */
 clphmm_status cph_device_select(const char *selector, cph_device *dev);
 
 /* Resolve a selector that may name several devices: a comma-separated
- * list of selectors, each as above (the first device that matches), or
- * "all" (every GPU, else every device), alone or as an item. At most `max`
- * devices go to devs[0..*n). A selector without a comma other than "all"
- * is cph_device_select's. Errors name the item. */
+ * list of selectors, each as above (the first device that matches, spaces
+ * around it ignored), or "all" (every GPU, else every device), alone or as
+ * an item. At most `max` devices go to devs[0..*n). A selector without a
+ * comma other than "all" is cph_device_select's. Errors name the item. */
 clphmm_status cph_device_select_list(const char *selector, cph_device *devs,
                                      size_t max, size_t *n);
 

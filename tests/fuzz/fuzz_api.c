@@ -3,12 +3,14 @@
  * bases; any byte may land in a base or a quality; NULL pointers and
  * non-zero lengths; out-of-range precision values).
  * Oracle: the target decides independently whether the input is valid and,
- * if not, which class of defect the library must report first (batches in
- * order; in a batch: NULL arrays, then reads (bases, then the four quality
- * arrays), then haplotypes). Invariants: the status is that class; on
- * failure out[] is untouched and the message names the batch; on success
- * every result is written, a number (see fuzz_result_ok) for non-empty
- * sequences, -inf for empty ones, and nothing past the end. */
+ * if not, which class of defect the library must report first (the sizes
+ * of every batch first, as clphmm_compute checks them: the first batch with
+ * a NULL reads or haplotypes array; then batches in order, in a batch the
+ * reads (bases, then the four quality arrays), then the haplotypes).
+ * Invariants: the status is that class; on failure out[] is untouched and the
+ * message names the batch; on success every result is written, a number (see
+ * fuzz_result_ok) for non-empty sequences, -inf for empty ones, and nothing
+ * past the end. */
 #include <stdint.h>
 
 #include "fuzz_common.h"
@@ -41,6 +43,7 @@ typedef struct decoded {
   size_t n_batches;
   clphmm_status want; /* first defect's class, or success */
   size_t want_batch;
+  size_t null_batch; /* the first batch with a NULL array, or SIZE_MAX */
 } decoded;
 
 /* A byte that is mostly a valid base, sometimes anything. */
@@ -128,33 +131,33 @@ static void decode_hap(input *in, decoded *d, size_t b, size_t h) {
 
 static void decode(input *in, decoded *d) {
   memset(d, 0, sizeof *d);
+  d->null_batch = SIZE_MAX;
   d->n_batches = take(in) % (MAXB + 1);
   for (size_t b = 0; b < d->n_batches; b++) {
     size_t nr = take(in) % (MAXR + 1), nh = take(in) % (MAXH + 1);
     unsigned nulls = take(in);
-    /* NULL arrays are checked before any read of the batch. */
-    int clean_before = d->want == CLPHMM_SUCCESS;
     for (size_t r = 0; r < nr; r++)
       decode_read(in, d, b, r);
     clphmm_batch *bt = &d->batches[b];
     *bt = (clphmm_batch){d->reads[b], nr, d->haps[b], nh};
     if (nulls >= 240 && nr > 0) {
       bt->reads = NULL;
-      if (clean_before) {
-        d->want = CLPHMM_ERROR_INVALID_ARGUMENT;
-        d->want_batch = b;
-      }
+      if (d->null_batch == SIZE_MAX)
+        d->null_batch = b;
       continue; /* the haplotypes are never looked at */
     }
     for (size_t h = 0; h < nh; h++)
       decode_hap(in, d, b, h);
     if (nulls >= 232 && nulls < 240 && nh > 0) {
       bt->haplotypes = NULL;
-      if (clean_before) {
-        d->want = CLPHMM_ERROR_INVALID_ARGUMENT;
-        d->want_batch = b;
-      }
+      if (d->null_batch == SIZE_MAX)
+        d->null_batch = b;
     }
+  }
+  /* NULL arrays, of any batch, come before any read's defect. */
+  if (d->null_batch != SIZE_MAX) {
+    d->want = CLPHMM_ERROR_INVALID_ARGUMENT;
+    d->want_batch = d->null_batch;
   }
 }
 

@@ -31,6 +31,11 @@ import org.broadinstitute.gatk.nativebindings.pairhmm.ReadDataHolder;
  *       likelihoods is written only when the whole region succeeded.
  *   <li>Each object owns one clphmm context. Its methods are synchronized, so an object may be
  *       shared by threads (calls then run one at a time); separate objects run concurrently.
+ *   <li>{@link #initialize} on an initialized object releases the old context before it opens
+ *       the new one (whose device memory it may need). When it throws, the object is left
+ *       uninitialized, not on its old context: {@link #computeLikelihoods} then throws {@link
+ *       IllegalStateException} with the reason until an {@code initialize} succeeds, so that no
+ *       region is computed on a device or in a precision that the caller tried to replace.
  * </ul>
  */
 public class ClphmmPairHmm implements PairHMMNativeBinding {
@@ -59,6 +64,8 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   private double packSeconds;
   private boolean useDouble;
   private String deviceName = "";
+  /* Why the last initialize failed; null after a success or done(). */
+  private String initFailure;
 
   public ClphmmPairHmm() {
     cleaner.register(this, handle);
@@ -87,24 +94,38 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
 
   /**
    * Opens the device (one clphmm context per object) in the precision of {@code args} (null:
-   * float). Calling it again replaces the context.
+   * float). Calling it again replaces the context: the old one is released first, and when this
+   * call throws the object is left uninitialized (see the class comment), not on the old context.
    *
    * @throws ClphmmException when no device matches or the kernels cannot be built
    * @throws UnsatisfiedLinkError when the JNI library cannot be loaded
    */
   @Override
   public synchronized void initialize(PairHMMNativeArguments args) {
-    requireLibrary();
-    boolean dbl = args != null && args.useDoublePrecision;
-    String device = System.getProperty(DEVICE_PROPERTY);
-    if (device != null && device.isEmpty()) device = null;
-    long h = nativeCreate(device, dbl);
     release();
+    boolean dbl = args != null && args.useDoublePrecision;
+    long h;
+    String name;
+    try {
+      requireLibrary();
+      String device = System.getProperty(DEVICE_PROPERTY);
+      if (device != null && device.isEmpty()) device = null;
+      h = nativeCreate(device, dbl);
+      try {
+        name = nativeDeviceName(h);
+      } catch (RuntimeException | Error e) {
+        nativeDestroy(h);
+        throw e;
+      }
+    } catch (RuntimeException | Error e) {
+      initFailure = e.getClass().getSimpleName() + ": " + e.getMessage();
+      throw e;
+    }
     synchronized (handle) {
       handle.value = h;
     }
     useDouble = dbl;
-    deviceName = nativeDeviceName(h);
+    deviceName = name;
     logger.info(
         "clphmm " + nativeVersion() + " PairHMM on \"" + deviceName + "\", "
             + (dbl ? "double" : "float") + " precision");
@@ -152,7 +173,7 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
     return deviceName;
   }
 
-  /** True when this object computes in double precision. */
+  /** True when this object computes in double precision (false before {@link #initialize}). */
   public synchronized boolean usesDoublePrecision() {
     return useDouble;
   }
@@ -206,14 +227,21 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
     synchronized (handle) {
       if (handle.value == 0)
         throw new IllegalStateException(
-            "clphmm binding is not initialized (call initialize; done() frees it)");
+            initFailure != null
+                ? "clphmm binding is not initialized: its last initialize failed ("
+                    + initFailure
+                    + "; any earlier context was released: call initialize again)"
+                : "clphmm binding is not initialized (call initialize; done() frees it)");
       return handle.value;
     }
   }
 
+  /* Back to the state before any initialize: no context, float, no device, no failure. */
   private void release() {
     handle.run();
     deviceName = "";
+    useDouble = false;
+    initFailure = null;
   }
 
   private static void requireLibrary() {

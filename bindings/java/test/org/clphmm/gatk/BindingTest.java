@@ -390,6 +390,26 @@ public final class BindingTest {
     } finally {
       System.clearProperty(ClphmmPairHmm.DEVICE_PROPERTY);
     }
+    // A failed initialize of an initialized object leaves it uninitialized, not on its old
+    // context: the old one computed in double, the caller asked for float on another device.
+    b.initialize(args(true));
+    check(b.usesDoublePrecision(), "initialize(double) computes in double");
+    System.setProperty(ClphmmPairHmm.DEVICE_PROPERTY, "no such device 1234");
+    try {
+      expectThrow("initialize again, on a device matching nothing", ClphmmException.class, "no such device 1234", null, () -> b.initialize(args(false)));
+    } finally {
+      System.clearProperty(ClphmmPairHmm.DEVICE_PROPERTY);
+    }
+    check(b.deviceName().isEmpty() && !b.usesDoublePrecision(),
+        "after a failed initialize: no device (\"" + b.deviceName() + "\"), not double");
+    out[0] = 3.0;
+    expectThrow("compute after a failed initialize", IllegalStateException.class, "no such device 1234", out, () -> b.computeLikelihoods(r, h, out));
+    b.done();
+    expectThrow("compute after a failed initialize and done", IllegalStateException.class, "call initialize", out, () -> b.computeLikelihoods(r, h, out));
+    b.initialize(null);
+    b.computeLikelihoods(r, h, out);
+    check(out[0] < 0 && out[0] > -1 && !b.usesDoublePrecision(), "initialize after a failed one: float, computes " + out[0]);
+    b.done();
   }
 
   static int divide(int a, int b) {
