@@ -13,6 +13,8 @@ if(CLPHMM_BASH)
   if(CLPHMM_SANITIZE)
     list(APPEND _clphmm_install_test_args
          "--cflags=-fsanitize=address,undefined -fno-omit-frame-pointer")
+  elseif(CLPHMM_SANITIZE_THREAD)
+    list(APPEND _clphmm_install_test_args "--cflags=-fsanitize=thread")
   endif()
   add_test(NAME test_install
            COMMAND ${CLPHMM_BASH}
