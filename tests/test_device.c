@@ -838,6 +838,35 @@ static void check_spec_after(clphmm_context *ctx, const gen *g, size_t n) {
   e->speculate = keep;
 }
 
+/* A profiled context's small calls wait for their speculative passes
+ * (nothing left for the next call), so that every launch of a call has
+ * its event in that call's statistics. */
+static void check_spec_leave_profiled(const gen *quiet, size_t n) {
+  static const char *const names[2] = {"CLPHMM_PROFILE", "CLPHMM_SPECULATE"};
+  static const char *const ones[2] = {"1", "1"};
+  clphmm_context *ctx = NULL;
+  if (open_with_env(CLPHMM_PRECISION_FLOAT, "4x4/64,8x8/64,16x4/64:small",
+                    "4x4/64,8x8/64,16x4/64:small", names, ones, &ctx) <= 0) {
+    clphmm_context_destroy(ctx);
+    return;
+  }
+  const cph_engine *e = ctx->eng[0];
+  for (int i = 0; i < 2; i++) {
+    const unsigned long spec = e->spec_calls, left = e->spec_left_passes;
+    free(run_device(ctx, quiet, n));
+    clphmm_stats st;
+    clphmm_context_stats(ctx, &st);
+    CHECK(e->spec_calls > spec && e->spec_left_passes == left &&
+              !e->slots[CPH_RESCUE_SLOT].left &&
+              e->kernel_events >= st.launches,
+          "profiled call %d: %lu speculative, %lu left, %lu kernel events "
+          "for %llu launches",
+          i, e->spec_calls - spec, e->spec_left_passes - left, e->kernel_events,
+          (unsigned long long)st.launches);
+  }
+  clphmm_context_destroy(ctx);
+}
+
 /* A small call that rescues nothing returns without waiting for its
  * speculative pass (speculate.c: the pass is `left` in the rescue slot),
  * and the engine's next call waits for it and drops it, whether that call
@@ -857,7 +886,10 @@ static void check_spec_leave(clphmm_context *ctx, const gen *g, size_t n,
   const int keep = e->speculate, keep_leave = e->spec_leave;
   e->speculate = CPH_SPECULATE_ALWAYS;
   gen quiet = {0}, big = {0};
-  size_t lens[] = {40, 60, 80}, n_big = 0;
+  /* (Reads of one tile: the speculative pass copies the float chunk's
+   * schedule and, on the side queue, reads its copy in, which the next
+   * call's copy overwrites: the case that needs the wait.) */
+  size_t lens[] = {40, 60, 64}, n_big = 0;
   add_batch(&quiet, rng, lens, 3, 1, 100, 150, 1, 0); /* alike: no rescue */
   while (n_big < fill) { /* enough pairs to fill the device */
     size_t len = test_rng_range(rng, 20, 120);
@@ -881,7 +913,8 @@ static void check_spec_leave(clphmm_context *ctx, const gen *g, size_t n,
     const int rescues = i == 2, large = i == 6;
     const int speculates = i != 4 && !large;
     e->speculate = i == 4 ? CPH_SPECULATE_NEVER : CPH_SPECULATE_ALWAYS;
-    const unsigned long spec = e->spec_calls, settled = e->spec_settled;
+    const unsigned long spec = e->spec_calls, settled = e->spec_settled,
+                        shared = e->shared_inputs;
     const int was_left = r->left;
     left = e->spec_left_passes;
     const gen *call = rescues ? g : large ? &big : &quiet;
@@ -897,6 +930,10 @@ static void check_spec_leave(clphmm_context *ctx, const gen *g, size_t n,
           "call %d after a pass left: results differ", i);
     CHECK((e->spec_calls > spec) == speculates,
           "call %d: %lu speculative passes", i, e->spec_calls - spec);
+    CHECK(rescues || !speculates || e->shared_inputs > shared,
+          "call %d: the speculative pass did not read the float chunk's "
+          "copy in",
+          i);
     /* (Waited for before this call submitted anything.) */
     CHECK(e->spec_settled - settled == (unsigned long)was_left,
           "call %d: %lu passes left before waited for, %d left", i,
@@ -913,6 +950,7 @@ static void check_spec_leave(clphmm_context *ctx, const gen *g, size_t n,
           (unsigned long long)st.launches, (unsigned long long)launches);
     free(got);
   }
+  check_spec_leave_profiled(&quiet, 3);
   /* (A pass left now: the caller's next call or the context's end.) */
   free(run_device(ctx, &quiet, 3));
   CHECK(r->left, "the last quiet call left no pass");

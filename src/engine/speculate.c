@@ -151,19 +151,23 @@ clphmm_status cph_call_submit_both(call *c, cph_slot *f) {
  * needs none of them: it returns without waiting for the pass, which on
  * the H200 ran 48 us against the float pass's 30 (a region's double
  * kernel is the longer), and leaves it in the rescue slot (`left`, its
- * launches counted now, its device times in no call's statistics). The
+ * launches counted now). The
  * engine's next call waits for it before it submits anything
  * (cph_call_settle): its commands may overwrite the float chunk's copies
  * in, which the pass reads, and the slot's host buffers. A small call
  * waits there only after staging and scheduling its float chunk, so the
  * caller's work between calls and that share of the next call both
- * overlap the pass. 60 of 225 HaplotypeCaller-like regions (hc30k) rescue
+ * overlap the pass. Profiled or traced calls wait for it as before, so
+ * that its device times and commands stay in their call's statistics and
+ * timeline (a profiled queue's commands cost more than the wait saves).
+ * 60 of 225 HaplotypeCaller-like regions (hc30k) rescue
  * nothing; in turn they took 76.9 us per call on an H200 against 80.6
  * waiting for every pass (6 rounds; 97.5 against 98.9 on a slower host).
  * $CLPHMM_SPEC_LEAVE=0: every call waits for its pass. */
 clphmm_status cph_call_end_speculation(call *c) {
   cph_engine *ctx = c->ctx;
-  if (ctx->spec_leave && !c->rescue.n && !c->exact.n && !c->check.n) {
+  if (ctx->spec_leave && !ctx->profile && !ctx->trace.f && !c->rescue.n &&
+      !c->exact.n && !c->check.n) {
     cph_slot *s = &ctx->slots[CPH_RESCUE_SLOT];
     cph_count_launches(ctx, s);
     s->left = 1;
