@@ -488,7 +488,7 @@ static const bad_case bad_cases[] = {
      "'-1' is not a non-negative"},
     {MEM("+1 1\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1, "'+1'"},
     {MEM("99999999999999999999 2\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 1,
-     "too large"},
+     "read count 99999999999999999999 is too large (at most "},
     {MEM("4000000000 4000000000\nA I I I +\nA\n"), CLPHMM_ERROR_PARSE, 3,
      "read 2 of 4000000000"},
     {MEM("4000000000 4000000000\nA I I I +\n"), CLPHMM_ERROR_PARSE, 1,

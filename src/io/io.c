@@ -426,8 +426,9 @@ static clphmm_status parse_count(const clphmm_reader *r, size_t line_no,
                   "(header \"NR NH\" expected)",
                   what, token_repr(t, shown));
     if (v > (SIZE_MAX - d) / 10)
-      return fail(r, line_no, CLPHMM_ERROR_PARSE, "%s %s is too large", what,
-                  token_repr(t, shown));
+      return fail(r, line_no, CLPHMM_ERROR_PARSE,
+                  "%s %s is too large (at most %zu)", what,
+                  token_repr(t, shown), (size_t)SIZE_MAX);
     v = v * 10 + d;
   }
   *out = v;
@@ -597,7 +598,8 @@ static clphmm_status read_chunk(clphmm_reader *r, size_t max_pairs,
     size_t n = last_batch_pairs(&r->st);
     if (n > SIZE_MAX - pairs)
       return fail(r, line_no, CLPHMM_ERROR_TOO_LARGE,
-                  "the number of pairs overflows size_t");
+                  "this batch's %zu pairs after %zu overflow the pair count", n,
+                  pairs);
     pairs += n;
     if ((max_pairs && pairs >= max_pairs) ||
         (max_bytes && cph_store_bytes(&r->st) >= max_bytes))
