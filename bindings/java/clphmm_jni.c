@@ -149,8 +149,13 @@ static void throw_status(JNIEnv *env, clphmm_status status,
   if ((*env)->ExceptionCheck(env))
     return;
   char text[2048];
-  snprintf(text, sizeof text, "clphmm: %s: %s", clphmm_status_string(status),
-           message && *message ? message : "(no detail)");
+  const char *what = clphmm_status_string(status);
+  const char *detail = message && *message ? message : "(no detail)";
+  /* (Some messages begin with the status's words: not twice.) */
+  if (!strncmp(detail, what, strlen(what)))
+    snprintf(text, sizeof text, "clphmm: %s", detail);
+  else
+    snprintf(text, sizeof text, "clphmm: %s: %s", what, detail);
   jstring jmsg = (*env)->NewStringUTF(env, text);
   if (!jmsg)
     return; /* OutOfMemoryError pending */

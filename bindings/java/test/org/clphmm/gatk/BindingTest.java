@@ -22,6 +22,7 @@ import org.broadinstitute.gatk.nativebindings.pairhmm.ReadDataHolder;
  * <pre>
  *   java ... org.clphmm.gatk.BindingTest DATA_DIR          # the whole test
  *   java ... org.clphmm.gatk.BindingTest DATA_DIR --shim   # GATK's class name, shadowed
+ *   java ... org.clphmm.gatk.BindingTest DATA_DIR --no-opencl   # CLPHMM_OPENCL_LIBRARY unloadable
  * </pre>
  *
  * Every input file is fed region by region through (a) Intel GKL's IntelPairHmm and
@@ -142,15 +143,17 @@ public final class BindingTest {
 
   public static void main(String[] argv) throws Exception {
     if (argv.length < 1) {
-      System.err.println("usage: BindingTest DATA_DIR [--shim]");
+      System.err.println("usage: BindingTest DATA_DIR [--shim | --no-opencl]");
       System.exit(2);
     }
     BindingTest t = new BindingTest();
     Path data = Paths.get(argv[0]);
-    boolean shim = argv.length > 1 && argv[1].equals("--shim");
+    String mode = argv.length > 1 ? argv[1] : "";
     int rc;
     try {
-      rc = shim ? t.shimTest(data) : t.fullTest(data);
+      rc = mode.equals("--shim")        ? t.shimTest(data)
+           : mode.equals("--no-opencl") ? t.noOpenclTest(data)
+                                        : t.fullTest(data);
     } catch (Throwable e) {
       e.printStackTrace(System.out);
       t.check(false, "unexpected exception: " + e);
@@ -517,6 +520,42 @@ public final class BindingTest {
       avx.done();
     }
     omp.done();
+    return 0;
+  }
+
+  /**
+   * A machine without OpenCL (the test sets CLPHMM_OPENCL_LIBRARY to a file that does not
+   * exist): GATK constructs IntelPairHmmOMP by name and calls load(null), which must return
+   * false, so that GATK falls back to its next implementation instead of failing; initialize
+   * throws ClphmmException naming the missing library, the object stays unusable with an
+   * IllegalStateException (never a crash), and the CPU reference still computes.
+   */
+  int noOpenclTest(Path data) throws Exception {
+    String lib = System.getenv("CLPHMM_OPENCL_LIBRARY");
+    check(lib != null && !Files.exists(Paths.get(lib)),
+        "CLPHMM_OPENCL_LIBRARY names a missing file: " + lib);
+    if (lib == null) return 1;
+    System.out.println("clphmm " + ClphmmPairHmm.libraryVersion());
+    PairHMMNativeBinding omp =
+        (PairHMMNativeBinding) Class.forName("com.intel.gkl.pairhmm.IntelPairHmmOMP").getDeclaredConstructor().newInstance();
+    check(omp instanceof ClphmmPairHmm && !omp.load(null),
+        "without OpenCL IntelPairHmmOMP (the shim) .load(null) is false: GATK falls back");
+    ClphmmPairHmm b = new ClphmmPairHmm();
+    check(!b.load(null), "without OpenCL ClphmmPairHmm.load(null) is false");
+    String name = Paths.get(lib).getFileName().toString();
+    expectThrow("initialize without OpenCL", ClphmmException.class, "clphmm: no OpenCL runtime: could not load " + lib, null,
+        () -> b.initialize(args(false)));
+    Regions.Region r = Regions.read(data.resolve("tiny.in")).regions.get(0);
+    double[] out = new double[r.pairs()];
+    Arrays.fill(out, 3.0);
+    expectThrow("compute after initialize failed without OpenCL", IllegalStateException.class, name, out,
+        () -> b.computeLikelihoods(r.reads, r.haplotypes, out));
+    b.done();
+    double[] ref = new double[r.pairs()];
+    ClphmmPairHmm.computeReference(r.reads, r.haplotypes, ref, false);
+    boolean finite = ref.length > 0;
+    for (double v : ref) finite &= Double.isFinite(v) && v < 0;
+    check(finite, "the CPU reference computes without OpenCL (" + ref.length + " pairs, first " + ref[0] + ")");
     return 0;
   }
 }
