@@ -10,6 +10,8 @@
  *    the call fails cleanly;
  *  - an OpenCL call fails mid-run: the status names the call and the error,
  *    the context is recreated, or says it is not usable;
+ *  - a speculative pass left to the next call: that call's wait for it
+ *    fails, or its allocations do; one queue; two engines;
  *  - no OpenCL platform, no device: clear statuses.
  * Faults come from tests/clshim.c, loaded as the OpenCL library. Results
  * are always checked against the CPU reference. Exit 77 without a device
@@ -136,21 +138,33 @@ static void compute_check(clphmm_context *ctx, const char *what) {
   free(compute_ok(ctx, what));
 }
 
-/* A compute call that must fail with `want`, leaving the output untouched
- * and a message that contains every string of `needles` (NULL-ended). */
-static void compute_fails(clphmm_context *ctx, clphmm_status want,
-                          const char *what, const char *const *needles) {
-  double *out = workload_out(&g_work, SENTINEL);
-  CHECK_STATUS(clphmm_compute(ctx, g_work.batches, g_work.n_batches, out), want,
-               ctx);
+/* A compute call of n_batches batches (n_pairs pairs) that must fail with
+ * `want`, leaving the output untouched and a message that contains every
+ * string of `needles` (NULL-ended). */
+static void batches_fail(clphmm_context *ctx, const clphmm_batch *batches,
+                         size_t n_batches, size_t n_pairs, clphmm_status want,
+                         const char *what, const char *const *needles) {
+  double *out = malloc((n_pairs ? n_pairs : 1) * sizeof *out);
+  if (!out)
+    abort();
+  for (size_t i = 0; i < n_pairs; i++)
+    out[i] = SENTINEL;
+  CHECK_STATUS(clphmm_compute(ctx, batches, n_batches, out), want, ctx);
   int untouched = 1;
-  for (size_t i = 0; i < g_work.n_pairs; i++)
+  for (size_t i = 0; i < n_pairs; i++)
     untouched &= out[i] == SENTINEL;
   CHECK(untouched, "%s: output written by a failed call", what);
   for (const char *const *n = needles; *n; n++)
     CHECK(contains(clphmm_last_error(ctx), *n), "%s: message lacks '%s': %s",
           what, *n, clphmm_last_error(ctx));
   free(out);
+}
+
+/* The same on the workload. */
+static void compute_fails(clphmm_context *ctx, clphmm_status want,
+                          const char *what, const char *const *needles) {
+  batches_fail(ctx, g_work.batches, g_work.n_batches, g_work.n_pairs, want,
+               what, needles);
 }
 
 /* ---- the kernel cache ---------------------------------------------------- */
@@ -872,6 +886,343 @@ static void test_multi_device(void) {
   unsetenv("CLPHMM_CHUNK_CELLS");
 }
 
+/* ---- a speculative pass left to the next call --------------------------- */
+
+/* Quiet reads: one batch of three reads of one tile of the small-call
+ * variant (16x4/64: at most 64 rows), each a stretch of the one haplotype
+ * with one substitution, so that the float pass rescues none of the pairs
+ * and a small call leaves its speculative pass to the engine's next call
+ * (speculate.c), which waits for it and drops it (cph_call_settle). */
+enum { QUIET_READS = 3, QUIET_LEN = 64, QUIET_HAP = 120 };
+static struct {
+  char hap[QUIET_HAP], bases[QUIET_READS][QUIET_LEN];
+  uint8_t q[QUIET_READS][4][QUIET_LEN];
+  clphmm_read reads[QUIET_READS];
+  clphmm_haplotype hp;
+  clphmm_batch b;
+} g_quiet;
+
+static void quiet_make(void) {
+  static const size_t lens[QUIET_READS] = {40, 60, QUIET_LEN};
+  unsigned x = 20261201u;
+  for (int i = 0; i < QUIET_HAP; i++) {
+    x = x * 1103515245u + 12345u;
+    g_quiet.hap[i] = "ACGT"[x >> 30];
+  }
+  for (int r = 0; r < QUIET_READS; r++) {
+    const size_t len = lens[r];
+    char *b = g_quiet.bases[r];
+    memcpy(b, g_quiet.hap + 20 * r, len);
+    b[len / 2] = b[len / 2] == 'A' ? 'C' : 'A';
+    memset(g_quiet.q[r][0], 30, len);
+    memset(g_quiet.q[r][1], 45, len);
+    memset(g_quiet.q[r][2], 45, len);
+    memset(g_quiet.q[r][3], 10, len);
+    g_quiet.reads[r] = (clphmm_read){
+        b,  g_quiet.q[r][0], g_quiet.q[r][1], g_quiet.q[r][2], g_quiet.q[r][3],
+        len};
+  }
+  g_quiet.hp = (clphmm_haplotype){g_quiet.hap, QUIET_HAP};
+  g_quiet.b = (clphmm_batch){g_quiet.reads, QUIET_READS, &g_quiet.hp, 1};
+}
+
+/* A float context of `devices` (NULL: the default) on lane-group variants
+ * with a small-call variant (the CPU table has none), always speculating,
+ * as test_speculation_fault's; the environment is restored after. */
+static clphmm_context *open_speculating(const char *devices) {
+  static const char *const names[] = {
+      "CLPHMM_VARIANTS", "CLPHMM_DOUBLE_VARIANTS", "CLPHMM_SPECULATE"};
+  static const char *const values[] = {"4x4/64,8x8/64,16x4/64:small",
+                                       "4x4/64,8x8/64,16x4/64:small", "1"};
+  char keep[3][1024];
+  int had[3];
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(names[i]);
+    had[i] = v != NULL;
+    snprintf(keep[i], sizeof keep[i], "%s", v ? v : "");
+    setenv(names[i], values[i], 1);
+  }
+  clphmm_options o;
+  clphmm_options_init(&o);
+  o.precision = CLPHMM_PRECISION_FLOAT;
+  o.cache_dir = g_cache;
+  o.device = devices;
+  clphmm_context *ctx = NULL;
+  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  for (int i = 0; i < 3; i++) {
+    if (had[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+  }
+  return ctx;
+}
+
+static void set_leave(clphmm_context *ctx, int leave) {
+  for (size_t i = 0; i < ctx->n; i++)
+    ctx->eng[i]->spec_leave = leave;
+}
+
+/* A quiet call that must succeed, rescue nothing and, unless `want` is
+ * NULL, give its bits. Returns whether it succeeded. */
+static int quiet_ok(clphmm_context *ctx, const double *want, double *out,
+                    const char *what) {
+  if (CHECK_STATUS(clphmm_compute(ctx, &g_quiet.b, 1, out), CLPHMM_SUCCESS,
+                   ctx) != CLPHMM_SUCCESS)
+    return 0;
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  CHECK(st.rescued_pairs == 0, "%s: the quiet call rescued %llu pairs", what,
+        (unsigned long long)st.rescued_pairs);
+  CHECK(!want || memcmp(out, want, QUIET_READS * sizeof *out) == 0,
+        "%s: the quiet call's results differ from a call that waits for "
+        "its pass",
+        what);
+  return 1;
+}
+
+/* The workload in `ctx`, which must give `want`'s bits. */
+static void work_same(clphmm_context *ctx, const double *want,
+                      const char *what) {
+  double *got = compute_ok(ctx, what);
+  CHECK(got && want && memcmp(got, want, g_work.n_pairs * sizeof *got) == 0,
+        "%s: the workload's results differ from calls that wait for their "
+        "passes",
+        what);
+  free(got);
+}
+
+/* A quiet call on `ctx` that must leave its pass on engine e: what the
+ * faults below start from. */
+static void leave_one(clphmm_context *ctx, const cph_engine *e,
+                      const double *quiet, const char *what) {
+  const unsigned long left = e->spec_left_passes;
+  double out[QUIET_READS];
+  if (quiet_ok(ctx, quiet, out, what))
+    CHECK(e->spec_left_passes == left + 1 && e->slots[CPH_RESCUE_SLOT].left,
+          "%s: the quiet call left no pass (%lu left, the slot's %d)", what,
+          e->spec_left_passes - left, e->slots[CPH_RESCUE_SLOT].left);
+}
+
+/* The next call's wait for a pass left failing (cph_call_settle: the
+ * clWaitForEvents of cph_drop, the call's first wait where its staging
+ * grows no host buffer), in a small call (which waits after staging its
+ * float chunk) and a large one (which waits first): the call fails with
+ * CLPHMM_ERROR_OPENCL, a message that names clWaitForEvents and the pass,
+ * and an untouched output, and the OpenCL context is recreated. The pass
+ * is gone, not left for ever: the next call waits for none and gives the
+ * bits of before. */
+static void left_wait_fails(clphmm_context *ctx, const double *quiet,
+                            const double *work) {
+  static const char *const why[] = {"clWaitForEvents", "speculative pass",
+                                    "stays usable", NULL};
+  cph_engine *e = ctx->eng[0];
+  const cph_slot *r = &e->slots[CPH_RESCUE_SLOT];
+  for (int large = 0; large < 2; large++) {
+    const char *what = large ? "a large call's wait for a pass left fails"
+                             : "a small call's wait for a pass left fails";
+    leave_one(ctx, e, quiet, what);
+    const uint64_t resets = diag(ctx).resets;
+    shim("clWaitForEvents@1");
+    if (large)
+      compute_fails(ctx, CLPHMM_ERROR_OPENCL, what, why);
+    else
+      batches_fail(ctx, &g_quiet.b, 1, QUIET_READS, CLPHMM_ERROR_OPENCL, what,
+                   why);
+    shim("");
+    CHECK(!r->left && diag(ctx).resets == resets + 1,
+          "%s: the slot's left %d, %llu resets", what, r->left,
+          (unsigned long long)(diag(ctx).resets - resets));
+    const unsigned long settled = e->spec_settled, left = e->spec_left_passes;
+    double out[QUIET_READS];
+    if (large)
+      work_same(ctx, work, what);
+    else
+      quiet_ok(ctx, quiet, out, what);
+    CHECK(e->spec_settled == settled, "%s: the next call waited for %lu passes",
+          what, e->spec_settled - settled);
+    CHECK(r->left == !large &&
+              e->spec_left_passes == left + (unsigned long)!large,
+          "%s: the next call left %lu passes, the slot's %d", what,
+          e->spec_left_passes - left, r->left);
+  }
+}
+
+/* An allocation failing (CL_MEM_OBJECT_ALLOCATION_FAILURE, as a driver
+ * that allocates on first use reports it) in the call right after a pass
+ * was left: the call has waited for the pass (counted by cph_call_settle;
+ * the retry's own wait, cph_call_end_chunk, counts none) before it
+ * submitted anything, so before the retry releases every buffer, and the
+ * retry in smaller chunks gives the bits of before, without speculating
+ * (nor leaving a pass). A small call's copies in fail twice: the
+ * speculative pass's and its float chunk's together, then the float
+ * chunk's alone (cph_call_submit_both; of two equal rules, the first
+ * takes the first call, the second counts from the second). The wait for
+ * the pass may report its allocation too: the call then retries as well. */
+static void left_alloc_fails(clphmm_context *ctx, const double *quiet,
+                             const double *work) {
+  static const struct {
+    const char *rule, *what;
+    int large;
+  } cases[] = {
+      {"clEnqueueWriteBuffer@1:-4,clEnqueueWriteBuffer@1:-4",
+       "a small call's copies in fail to allocate after a pass left", 0},
+      {"clEnqueueWriteBuffer@1:-4",
+       "a large call's copy in fails to allocate after a pass left", 1},
+      {"clWaitForEvents@1:-4",
+       "the wait for a pass left reports an allocation failure", 0},
+  };
+  cph_engine *e = ctx->eng[0];
+  const cph_slot *r = &e->slots[CPH_RESCUE_SLOT];
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *what = cases[i].what;
+    leave_one(ctx, e, quiet, what);
+    const unsigned long settled = e->spec_settled, spec = e->spec_calls;
+    const uint64_t retries = diag(ctx).alloc_retries;
+    shim(cases[i].rule);
+    double out[QUIET_READS];
+    if (cases[i].large)
+      work_same(ctx, work, what);
+    else
+      quiet_ok(ctx, quiet, out, what);
+    shim("");
+    CHECK(diag(ctx).alloc_retries == retries + 1, "%s: %llu retries", what,
+          (unsigned long long)(diag(ctx).alloc_retries - retries));
+    CHECK(e->spec_settled == settled + 1,
+          "%s: %lu passes waited for before the retry", what,
+          e->spec_settled - settled);
+    CHECK(e->spec_calls == spec && !r->left,
+          "%s: %lu speculative passes counted, the slot's left %d", what,
+          e->spec_calls - spec, r->left);
+  }
+}
+
+/* One queue (CLPHMM_SIDE_QUEUE=0): the speculative pass runs behind the
+ * float chunk on the main queue, in its device buffers, and reads no copy
+ * of the float chunk's (cph_call_submit_both); a quiet call still leaves
+ * it (cph_call_end_speculation asks nothing of the queue: the slot's host
+ * buffers are still the pass's), and the next call, small or large,
+ * waits for it. Bits as with leaving off. */
+static void left_one_queue(clphmm_context *ctx, const double *quiet,
+                           const double *work) {
+  cph_engine *e = ctx->eng[0];
+  const cph_slot *r = &e->slots[CPH_RESCUE_SLOT];
+  double out[QUIET_READS];
+  e->side_queue = 0;
+  set_leave(ctx, 0);
+  quiet_ok(ctx, quiet, out, "one queue, waiting for the pass");
+  CHECK(!r->left, "one queue, leaving off: a pass left");
+  set_leave(ctx, 1);
+  for (int i = 0; i < 3; i++) {
+    const int was_left = r->left;
+    const unsigned long spec = e->spec_calls, left = e->spec_left_passes,
+                        settled = e->spec_settled, shared = e->shared_inputs;
+    quiet_ok(ctx, quiet, out, "one queue, a pass left");
+    CHECK(e->spec_calls == spec + 1 && e->spec_left_passes == left + 1 &&
+              r->left && r->d == &e->d && e->shared_inputs == shared,
+          "one queue, quiet call %d: %lu speculative passes, %lu left (the "
+          "slot's %d), on the %s queue, %lu shared copies in",
+          i, e->spec_calls - spec, e->spec_left_passes - left, r->left,
+          r->d == &e->d ? "main" : "side", e->shared_inputs - shared);
+    CHECK(e->spec_settled - settled == (unsigned long)was_left,
+          "one queue, quiet call %d: %lu passes waited for, %d left", i,
+          e->spec_settled - settled, was_left);
+  }
+  const unsigned long settled = e->spec_settled;
+  work_same(ctx, work, "one queue, a large call after a pass left");
+  CHECK(e->spec_settled == settled + 1 && !r->left,
+        "one queue, a large call after a pass left: %lu waited for, the "
+        "slot's left %d",
+        e->spec_settled - settled, r->left);
+  e->side_queue = 1;
+}
+
+/* Two engines (the first device twice, as in test_multi_device): a small
+ * call runs whole on the first live engine, which leaves its pass; a call
+ * the engines share waits for it before the first engine's first chunk
+ * (a shared call does not speculate). That engine's wait failing in a
+ * small call drops it and the other engine computes the call, leaving a
+ * pass of its own, which the context's end waits for. Bits as with
+ * leaving off. */
+static void left_two_engines(void) {
+  setenv("CLPHMM_CHUNK_CELLS", "400000", 1); /* (the workload is shared) */
+  clphmm_context *ctx = open_speculating("0,0");
+  unsetenv("CLPHMM_CHUNK_CELLS");
+  if (!ctx)
+    return;
+  cph_engine *e0 = ctx->eng[0], *e1 = ctx->eng[1];
+  const cph_slot *r0 = &e0->slots[CPH_RESCUE_SLOT],
+                 *r1 = &e1->slots[CPH_RESCUE_SLOT];
+  double quiet[QUIET_READS] = {0}, out[QUIET_READS];
+  set_leave(ctx, 0);
+  quiet_ok(ctx, NULL, quiet, "two engines, waiting for the pass");
+  double *work = compute_ok(ctx, "two engines, waiting for passes");
+  set_leave(ctx, 1);
+  leave_one(ctx, e0, quiet, "two engines");
+  const unsigned long settled = e0->spec_settled;
+  work_same(ctx, work, "two engines, a shared call after a pass left");
+  clphmm_stats st;
+  clphmm_context_stats(ctx, &st);
+  CHECK(st.devices[1].chunks > 0, "two engines: the workload not shared");
+  /* (The first engine takes its first chunk after the second engine's
+   * thread starts: should that one have taken every chunk, the pass is
+   * still left, for the next call.) */
+  const int took = st.devices[0].chunks > 0;
+  CHECK(took ? e0->spec_settled == settled + 1 && !r0->left
+             : e0->spec_settled == settled && r0->left,
+        "two engines, a shared call after a pass left (%llu chunks on the "
+        "first engine): %lu waited for, the slot's left %d",
+        (unsigned long long)st.devices[0].chunks, e0->spec_settled - settled,
+        r0->left);
+  leave_one(ctx, e0, quiet, "two engines, before the wait fails");
+  shim("clWaitForEvents@1");
+  quiet_ok(ctx, quiet, out, "two engines, the first one's wait fails");
+  shim("");
+  const clphmm_diagnostics d = diag(ctx);
+  CHECK(d.devices_dropped == 1 && e0->dropped &&
+            contains(d.detail, "clWaitForEvents") &&
+            contains(clphmm_last_error(ctx), "dropped") && !r0->left &&
+            r1->left,
+        "two engines, the first one's wait fails: %zu dropped (the first "
+        "%d), its slot's left %d, the other's %d: %s",
+        d.devices_dropped, e0->dropped, r0->left, r1->left, d.detail);
+  free(work);
+  clphmm_context_destroy(ctx); /* (with the second engine's pass left) */
+}
+
+/* A speculative pass left by a quiet call (speculate.c) and what the
+ * engine's next call may meet: its wait failing, an allocation failing,
+ * one queue, two engines. */
+static void test_left_pass_faults(void) {
+  shim("");
+  quiet_make();
+  double ref[QUIET_READS], quiet[QUIET_READS] = {0};
+  CHECK_STATUS(clphmm_reference(&g_quiet.b, 1, CLPHMM_PRECISION_FLOAT, ref),
+               CLPHMM_SUCCESS, NULL);
+  clphmm_context *ctx = open_speculating(NULL);
+  if (!ctx)
+    return;
+  cph_engine *e = ctx->eng[0];
+  set_leave(ctx, 0);
+  const unsigned long spec = e->spec_calls;
+  if (quiet_ok(ctx, NULL, quiet, "waiting for the pass")) {
+    double d = 0;
+    for (size_t i = 0; i < QUIET_READS; i++)
+      d = fmax(d, fabs(quiet[i] - ref[i]));
+    CHECK(d <= 1e-5 && e->spec_calls == spec + 1,
+          "the quiet call: %g from the reference, %lu speculative passes", d,
+          e->spec_calls - spec);
+  }
+  double *work = compute_ok(ctx, "waiting for passes");
+  set_leave(ctx, 1);
+  left_wait_fails(ctx, quiet, work);
+  left_alloc_fails(ctx, quiet, work);
+  left_one_queue(ctx, quiet, work);
+  free(work);
+  clphmm_context_destroy(ctx);
+  left_two_engines();
+}
+
 /* ---- no platform, no device ---------------------------------------------- */
 
 static void test_no_platform(void) {
@@ -997,6 +1348,8 @@ int main(void) {
   stamp("test_mid_run");
   test_multi_device();
   stamp("test_multi_device");
+  test_left_pass_faults();
+  stamp("test_left_pass_faults");
   test_no_platform();
   stamp("test_no_platform");
   remove_tree(g_base);
