@@ -31,6 +31,7 @@
 #include "engine/context.h"
 #include "opencl/cache.h"
 #include "test_util.h"
+#include "tuning/plan.h"
 #include "workload.h"
 
 #define SENTINEL 12345.0
@@ -1004,6 +1005,31 @@ static void leave_one(clphmm_context *ctx, const cph_engine *e,
           e->spec_left_passes - left, e->slots[CPH_RESCUE_SLOT].left);
 }
 
+/* Whether the workload is a small call on ctx's first engine
+ * (cph_plan_small: too few pairs to fill the device), whose pass settles
+ * after its staging, not first: the cases of a large call below need a
+ * large one. On PoCL's CPU device it is large; a GPU's compute units make
+ * it small, and those cases are skipped there (said on stdout). */
+static int work_is_small(clphmm_context *ctx, const char *what) {
+  const cph_engine *e = ctx->eng[0];
+  uint64_t cells = 0;
+  for (size_t b = 0; b < g_work.n_batches; b++) {
+    const clphmm_batch *bt = &g_work.batches[b];
+    uint64_t rows = 0, cols = 0;
+    for (size_t r = 0; r < bt->n_reads; r++)
+      rows += bt->reads[r].length;
+    for (size_t h = 0; h < bt->n_haplotypes; h++)
+      cols += bt->haplotypes[h].length;
+    cells += rows * cols;
+  }
+  const int small = cph_plan_small(&e->variants[CPH_SET_FLOAT], g_work.n_pairs,
+                                   cells, e->dev.info.compute_units);
+  if (small)
+    printf("skip: %s: the workload is a small call on %u compute units\n", what,
+           e->dev.info.compute_units);
+  return small;
+}
+
 /* The next call's wait for a pass left failing (cph_call_settle: the
  * clWaitForEvents of cph_drop, the call's first wait where its staging
  * grows no host buffer), in a small call (which waits after staging its
@@ -1021,6 +1047,8 @@ static void left_wait_fails(clphmm_context *ctx, const double *quiet,
   for (int large = 0; large < 2; large++) {
     const char *what = large ? "a large call's wait for a pass left fails"
                              : "a small call's wait for a pass left fails";
+    if (large && work_is_small(ctx, what))
+      continue;
     leave_one(ctx, e, quiet, what);
     const uint64_t resets = diag(ctx).resets;
     shim("clWaitForEvents@1");
@@ -1076,6 +1104,8 @@ static void left_alloc_fails(clphmm_context *ctx, const double *quiet,
   const cph_slot *r = &e->slots[CPH_RESCUE_SLOT];
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const char *what = cases[i].what;
+    if (cases[i].large && work_is_small(ctx, what))
+      continue;
     leave_one(ctx, e, quiet, what);
     const unsigned long settled = e->spec_settled, spec = e->spec_calls;
     const uint64_t retries = diag(ctx).alloc_retries;
