@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "engine/context.h"
+#include "model/validate.h"
 #include "opencl/cache.h"
 #include "test_util.h"
 #include "tuning/plan.h"
@@ -98,16 +99,24 @@ static size_t list_files(const char *dir, const char *part, char out[][512],
   return n;
 }
 
-static clphmm_context *open_ctx(clphmm_precision p, const char *cache_dir,
-                                uint64_t max_device_bytes) {
+/* A context on `devices` (NULL: the default device). */
+static clphmm_context *open_ctx_on(clphmm_precision p, const char *cache_dir,
+                                   uint64_t max_device_bytes,
+                                   const char *devices) {
   clphmm_options o;
   clphmm_options_init(&o);
   o.precision = p;
   o.cache_dir = cache_dir;
   o.max_device_bytes = max_device_bytes;
+  o.device = devices;
   clphmm_context *ctx = NULL;
   CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
   return ctx;
+}
+
+static clphmm_context *open_ctx(clphmm_precision p, const char *cache_dir,
+                                uint64_t max_device_bytes) {
+  return open_ctx_on(p, cache_dir, max_device_bytes, NULL);
 }
 
 static clphmm_diagnostics diag(const clphmm_context *ctx) {
@@ -943,13 +952,8 @@ static clphmm_context *open_speculating(const char *devices) {
     snprintf(keep[i], sizeof keep[i], "%s", v ? v : "");
     setenv(names[i], values[i], 1);
   }
-  clphmm_options o;
-  clphmm_options_init(&o);
-  o.precision = CLPHMM_PRECISION_FLOAT;
-  o.cache_dir = g_cache;
-  o.device = devices;
-  clphmm_context *ctx = NULL;
-  CHECK_STATUS(clphmm_context_create(&o, &ctx), CLPHMM_SUCCESS, NULL);
+  clphmm_context *ctx =
+      open_ctx_on(CLPHMM_PRECISION_FLOAT, g_cache, 0, devices);
   for (int i = 0; i < 3; i++) {
     if (had[i])
       setenv(names[i], keep[i], 1);
@@ -1012,16 +1016,11 @@ static void leave_one(clphmm_context *ctx, const cph_engine *e,
  * it small, and those cases are skipped there (said on stdout). */
 static int work_is_small(clphmm_context *ctx, const char *what) {
   const cph_engine *e = ctx->eng[0];
+  size_t pairs = 0;
   uint64_t cells = 0;
-  for (size_t b = 0; b < g_work.n_batches; b++) {
-    const clphmm_batch *bt = &g_work.batches[b];
-    uint64_t rows = 0, cols = 0;
-    for (size_t r = 0; r < bt->n_reads; r++)
-      rows += bt->reads[r].length;
-    for (size_t h = 0; h < bt->n_haplotypes; h++)
-      cols += bt->haplotypes[h].length;
-    cells += rows * cols;
-  }
+  CHECK_STATUS(
+      cph_count_batches(g_work.batches, g_work.n_batches, &pairs, &cells),
+      CLPHMM_SUCCESS, NULL);
   const int small = cph_plan_small(&e->variants[CPH_SET_FLOAT], g_work.n_pairs,
                                    cells, e->dev.info.compute_units);
   if (small)
