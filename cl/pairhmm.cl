@@ -943,11 +943,14 @@ pairhmm(__global const real *rows,   /* ROW_STRIDE reals per read row
    * before it, it lived across the barrier, and the driver's code for
    * 64-base pairs on 4x16/128 ran 1e10 cells in 3.85 ms instead of 3.54
    * on the H200.) */
-  const int use_lring = LRING && ntiles > 1 && ntiles <= coop && W == 1;
+  /* (Bitwise: LRING, and W and use_lring in some programs, are constants,
+   * and compilers warn of a constant operand of && or ||, which drivers
+   * then report on the process's stderr.) */
+  const int use_lring = LRING & (ntiles > 1) & (ntiles <= coop) & (W == 1u);
 #if CPH_SPLIT
-  if (ntiles > 1 && !use_lring && tslot == 0 && part == 0)
+  if ((ntiles > 1) & !use_lring & (tslot == 0) & (part == 0))
 #else
-  if (ntiles > 1 && !use_lring && tslot == 0)
+  if ((ntiles > 1) & !use_lring & (tslot == 0))
 #endif
     for (uint b = 0; b < W; b++)
       for (uint c = lane; c < nsteps; c += G)
