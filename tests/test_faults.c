@@ -694,6 +694,33 @@ static void shared_inputs_fault(clphmm_context *ctx) {
         "the shared copy in failing: results differ");
 }
 
+/* A float context of `devices` (NULL: the default) on lane-group variants
+ * with a small-call variant (the CPU table has none), always speculating;
+ * the environment (which ctest sets for this test) is restored after. */
+static clphmm_context *open_speculating(const char *devices) {
+  static const char *const names[] = {
+      "CLPHMM_VARIANTS", "CLPHMM_DOUBLE_VARIANTS", "CLPHMM_SPECULATE"};
+  static const char *const values[] = {"4x4/64,8x8/64,16x4/64:small",
+                                       "4x4/64,8x8/64,16x4/64:small", "1"};
+  char keep[3][1024];
+  int had[3];
+  for (int i = 0; i < 3; i++) {
+    const char *v = getenv(names[i]);
+    had[i] = v != NULL;
+    snprintf(keep[i], sizeof keep[i], "%s", v ? v : "");
+    setenv(names[i], values[i], 1);
+  }
+  clphmm_context *ctx =
+      open_ctx_on(CLPHMM_PRECISION_FLOAT, g_cache, 0, devices);
+  for (int i = 0; i < 3; i++) {
+    if (had[i])
+      setenv(names[i], keep[i], 1);
+    else
+      unsetenv(names[i]);
+  }
+  return ctx;
+}
+
 /* Float mode's speculative double pass (speculate.c) whose
  * submission fails (its copy in, the first of the call: cph_call_submit_both
  * enqueues it ahead of the float chunk's), or whose float chunk's copy in
@@ -704,16 +731,8 @@ static void shared_inputs_fault(clphmm_context *ctx) {
  * On lane-group variants with a small-call variant (the CPU table has
  * none), on the workload's rescue batch (4 pairs, all rescued). */
 static void test_speculation_fault(void) {
-  static const char *const names[] = {
-      "CLPHMM_VARIANTS", "CLPHMM_DOUBLE_VARIANTS", "CLPHMM_SPECULATE"};
-  static const char *const values[] = {"4x4/64,8x8/64,16x4/64:small",
-                                       "4x4/64,8x8/64,16x4/64:small", "1"};
   shim("");
-  for (int i = 0; i < 3; i++)
-    setenv(names[i], values[i], 1);
-  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_FLOAT, g_cache, 0);
-  for (int i = 0; i < 3; i++)
-    unsetenv(names[i]);
+  clphmm_context *ctx = open_speculating(NULL);
   if (!ctx)
     return;
   const clphmm_batch *rb = &g_work.batches[g_work.n_batches - 1];
@@ -934,33 +953,6 @@ static void quiet_make(void) {
   }
   g_quiet.hp = (clphmm_haplotype){g_quiet.hap, QUIET_HAP};
   g_quiet.b = (clphmm_batch){g_quiet.reads, QUIET_READS, &g_quiet.hp, 1};
-}
-
-/* A float context of `devices` (NULL: the default) on lane-group variants
- * with a small-call variant (the CPU table has none), always speculating,
- * as test_speculation_fault's; the environment is restored after. */
-static clphmm_context *open_speculating(const char *devices) {
-  static const char *const names[] = {
-      "CLPHMM_VARIANTS", "CLPHMM_DOUBLE_VARIANTS", "CLPHMM_SPECULATE"};
-  static const char *const values[] = {"4x4/64,8x8/64,16x4/64:small",
-                                       "4x4/64,8x8/64,16x4/64:small", "1"};
-  char keep[3][1024];
-  int had[3];
-  for (int i = 0; i < 3; i++) {
-    const char *v = getenv(names[i]);
-    had[i] = v != NULL;
-    snprintf(keep[i], sizeof keep[i], "%s", v ? v : "");
-    setenv(names[i], values[i], 1);
-  }
-  clphmm_context *ctx =
-      open_ctx_on(CLPHMM_PRECISION_FLOAT, g_cache, 0, devices);
-  for (int i = 0; i < 3; i++) {
-    if (had[i])
-      setenv(names[i], keep[i], 1);
-    else
-      unsetenv(names[i]);
-  }
-  return ctx;
 }
 
 static void set_leave(clphmm_context *ctx, int leave) {
