@@ -14,9 +14,16 @@
  *   mem=BYTES                   a device of BYTES bytes: clCreateBuffer
  *                               fails when live buffers would exceed it
  * The real library is $CPH_SHIM_REAL, else libOpenCL.so.1. Calls from
- * several threads (a context of several devices) count under one lock. */
+ * several threads (a context of several devices) count under one lock.
+ *
+ * It also keeps every object clphmm creates (contexts, queues, programs,
+ * kernels, buffers, events) by handle: releasing one that is not live (a
+ * release too many, which a driver may only notice later, in another
+ * object's count) is not forwarded, is said on stderr at once and counted
+ * (cph_shim_objects), and so are the objects still live. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +144,92 @@ long cph_shim_calls(const char *func) {
   return 0;
 }
 
+/* ---- objects by handle ------------------------------------------------ */
+
+#define OBJ_SLOTS (1u << 20) /* open addressing; entries are never removed */
+
+typedef struct obj {
+  const void *h;
+  long live; /* creations less releases */
+} obj;
+static obj *objs;
+static long live_objects, over_releases;
+static char first_over[96];
+
+/* The entry of handle h (a free one if h was never seen); NULL when the
+ * table is full. Under shim_lock. */
+static obj *obj_find(const void *h) {
+  if (!objs && !(objs = calloc(OBJ_SLOTS, sizeof *objs)))
+    return NULL;
+  size_t i = ((size_t)(uintptr_t)h >> 4) * 0x9E3779B97F4A7C15ull;
+  for (size_t k = 0; k < OBJ_SLOTS; k++) {
+    obj *o = &objs[(i + k) & (OBJ_SLOTS - 1)];
+    if (o->h == h || !o->h)
+      return o;
+  }
+  return NULL;
+}
+
+static void obj_created(const void *h) {
+  if (!h)
+    return;
+  pthread_mutex_lock(&shim_lock);
+  obj *o = obj_find(h);
+  if (o) {
+    o->h = h;
+    o->live++;
+    live_objects++;
+  }
+  pthread_mutex_unlock(&shim_lock);
+}
+
+/* Whether the release of h may go on to the real library. */
+static int obj_released(const void *h, const char *func) {
+  pthread_mutex_lock(&shim_lock);
+  obj *o = obj_find(h);
+  const int ok = !o || o->live > 0; /* (a full table checks nothing) */
+  if (o && o->live > 0) {
+    o->live--;
+    live_objects--;
+  } else if (o && !over_releases++) {
+    snprintf(first_over, sizeof first_over, "%s(%p)", func, h);
+  }
+  pthread_mutex_unlock(&shim_lock);
+  if (!ok)
+    fprintf(stderr,
+            "clshim: %s(%p): the object is not live (released "
+            "already, or never created)\n",
+            func, h);
+  return ok;
+}
+
+/* Objects created and not released so far; *over: releases of objects
+ * that were not live, the first named in first[n]. */
+SHIM_API long cph_shim_objects(long *over, char *first, size_t n);
+long cph_shim_objects(long *over, char *first, size_t n) {
+  pthread_mutex_lock(&shim_lock);
+  const long live = live_objects;
+  *over = over_releases;
+  if (n)
+    snprintf(first, n, "%s", first_over);
+  pthread_mutex_unlock(&shim_lock);
+  return live;
+}
+
+/* An object the real library returned (NULL: none), kept. */
+#define created(x) ((__typeof__(x))obj_kept((x)))
+static const void *obj_kept(const void *h) {
+  obj_created(h);
+  return h;
+}
+
+/* An enqueue's status, its event (if asked for and made) kept. */
+static cl_int event_out(cl_int rc, const cl_event *e) {
+  if (rc == CL_SUCCESS && e)
+    obj_created(*e);
+  return rc;
+}
+
 static void init(void) {
   if (loaded)
     return;
@@ -238,14 +331,15 @@ SHIM_API cl_context clCreateContext(
     void *user, cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_DEVICE_NOT_AVAILABLE, err);
-  return real.CreateContext(props, n, d, cb, user, err);
+  return created(real.CreateContext(props, n, d, cb, user, err));
 }
 
 SHIM_API cl_int clReleaseContext(cl_context c) {
   cl_int code;
   if (FAIL(CL_INVALID_CONTEXT))
     return code;
-  return real.ReleaseContext(c);
+  return obj_released(c, __func__) ? real.ReleaseContext(c)
+                                   : CL_INVALID_CONTEXT;
 }
 
 SHIM_API cl_command_queue clCreateCommandQueue(cl_context c, cl_device_id d,
@@ -253,14 +347,15 @@ SHIM_API cl_command_queue clCreateCommandQueue(cl_context c, cl_device_id d,
                                                cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_OUT_OF_RESOURCES, err);
-  return real.CreateCommandQueue(c, d, p, err);
+  return created(real.CreateCommandQueue(c, d, p, err));
 }
 
 SHIM_API cl_int clReleaseCommandQueue(cl_command_queue q) {
   cl_int code;
   if (FAIL(CL_INVALID_COMMAND_QUEUE))
     return code;
-  return real.ReleaseCommandQueue(q);
+  return obj_released(q, __func__) ? real.ReleaseCommandQueue(q)
+                                   : CL_INVALID_COMMAND_QUEUE;
 }
 
 SHIM_API cl_program clCreateProgramWithSource(cl_context c, cl_uint n,
@@ -268,7 +363,7 @@ SHIM_API cl_program clCreateProgramWithSource(cl_context c, cl_uint n,
                                               cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_OUT_OF_HOST_MEMORY, err);
-  return real.CreateProgramWithSource(c, n, s, len, err);
+  return created(real.CreateProgramWithSource(c, n, s, len, err));
 }
 
 SHIM_API cl_program clCreateProgramWithBinary(cl_context c, cl_uint n,
@@ -278,7 +373,7 @@ SHIM_API cl_program clCreateProgramWithBinary(cl_context c, cl_uint n,
                                               cl_int *status, cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_INVALID_BINARY, err);
-  return real.CreateProgramWithBinary(c, n, d, len, b, status, err);
+  return created(real.CreateProgramWithBinary(c, n, d, len, b, status, err));
 }
 
 SHIM_API cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d,
@@ -312,20 +407,21 @@ SHIM_API cl_int clReleaseProgram(cl_program p) {
   cl_int code;
   if (FAIL(CL_INVALID_PROGRAM))
     return code;
-  return real.ReleaseProgram(p);
+  return obj_released(p, __func__) ? real.ReleaseProgram(p)
+                                   : CL_INVALID_PROGRAM;
 }
 
 SHIM_API cl_kernel clCreateKernel(cl_program p, const char *name, cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_INVALID_PROGRAM_EXECUTABLE, err);
-  return real.CreateKernel(p, name, err);
+  return created(real.CreateKernel(p, name, err));
 }
 
 SHIM_API cl_int clReleaseKernel(cl_kernel k) {
   cl_int code;
   if (FAIL(CL_INVALID_KERNEL))
     return code;
-  return real.ReleaseKernel(k);
+  return obj_released(k, __func__) ? real.ReleaseKernel(k) : CL_INVALID_KERNEL;
 }
 
 SHIM_API cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t n,
@@ -380,7 +476,7 @@ SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
   if (m)
     track(m, size);
   pthread_mutex_unlock(&shim_lock);
-  return m;
+  return created(m);
 }
 
 /* (Sub-buffers take no device memory of their own: not counted.) */
@@ -389,13 +485,15 @@ SHIM_API cl_mem clCreateSubBuffer(cl_mem m, cl_mem_flags f,
                                   cl_int *err) {
   cl_int code;
   FAIL_OBJ(CL_MEM_OBJECT_ALLOCATION_FAILURE, err);
-  return real.CreateSubBuffer(m, f, t, info, err);
+  return created(real.CreateSubBuffer(m, f, t, info, err));
 }
 
 SHIM_API cl_int clReleaseMemObject(cl_mem m) {
   cl_int code;
   if (FAIL(CL_INVALID_MEM_OBJECT))
     return code;
+  if (!obj_released(m, __func__))
+    return CL_INVALID_MEM_OBJECT;
   pthread_mutex_lock(&shim_lock);
   untrack(m);
   pthread_mutex_unlock(&shim_lock);
@@ -409,7 +507,8 @@ SHIM_API cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem m,
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))
     return code;
-  return real.EnqueueWriteBuffer(q, m, block, off, n, p, ne, w, e);
+  return event_out(real.EnqueueWriteBuffer(q, m, block, off, n, p, ne, w, e),
+                   e);
 }
 
 SHIM_API cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool block,
@@ -418,7 +517,7 @@ SHIM_API cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool block,
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))
     return code;
-  return real.EnqueueReadBuffer(q, m, block, off, n, p, ne, w, e);
+  return event_out(real.EnqueueReadBuffer(q, m, block, off, n, p, ne, w, e), e);
 }
 
 SHIM_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
@@ -429,7 +528,8 @@ SHIM_API cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))
     return code;
-  return real.EnqueueNDRangeKernel(q, k, dim, off, global, local, ne, w, e);
+  return event_out(
+      real.EnqueueNDRangeKernel(q, k, dim, off, global, local, ne, w, e), e);
 }
 
 SHIM_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block,
@@ -442,7 +542,10 @@ SHIM_API void *clEnqueueMapBuffer(cl_command_queue q, cl_mem m, cl_bool block,
       *err = code;
     return NULL;
   }
-  return real.EnqueueMapBuffer(q, m, block, f, off, n, ne, w, e, err);
+  void *ptr = real.EnqueueMapBuffer(q, m, block, f, off, n, ne, w, e, err);
+  if (ptr && e)
+    obj_created(*e);
+  return ptr;
 }
 
 SHIM_API cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p,
@@ -451,7 +554,7 @@ SHIM_API cl_int clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *p,
   cl_int code;
   if (FAIL(CL_OUT_OF_RESOURCES))
     return code;
-  return real.EnqueueUnmapMemObject(q, m, p, ne, w, e);
+  return event_out(real.EnqueueUnmapMemObject(q, m, p, ne, w, e), e);
 }
 
 SHIM_API cl_int clFlush(cl_command_queue q) {
@@ -495,5 +598,5 @@ SHIM_API cl_int clReleaseEvent(cl_event e) {
   cl_int code;
   if (FAIL(CL_INVALID_EVENT))
     return code;
-  return real.ReleaseEvent(e);
+  return obj_released(e, __func__) ? real.ReleaseEvent(e) : CL_INVALID_EVENT;
 }

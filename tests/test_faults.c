@@ -39,6 +39,7 @@
 
 static int (*shim_configure)(const char *);
 static long (*shim_calls)(const char *);
+static long (*shim_objects)(long *, char *, size_t);
 
 static workload g_work;
 static double *g_ref[2];   /* reference results by precision */
@@ -1277,6 +1278,24 @@ static void test_no_platform(void) {
   shim("");
 }
 
+/* Every OpenCL object the library created in this process (contexts,
+ * queues, programs, kernels, buffers, events), through every fault above
+ * and every context reset, dropped engine and retry, was released exactly
+ * once: the shim keeps them by handle and refuses a release of one that
+ * is not live (which a driver may only notice later, in another object's
+ * count). */
+static void test_objects(void) {
+  long over = 0;
+  char first[96];
+  const long live = shim_objects(&over, first, sizeof first);
+  CHECK(over == 0,
+        "%ld releases of OpenCL objects that were not live, the "
+        "first %s",
+        over, first);
+  CHECK(live == 0, "%ld OpenCL objects were never released", live);
+  printf("OpenCL objects: %ld not released, %ld released twice\n", live, over);
+}
+
 /* ---- driver ---------------------------------------------------------------
  */
 
@@ -1289,12 +1308,13 @@ static int setup(void) {
   }
   *(void **)&shim_configure = dlsym(h, "cph_shim_configure");
   *(void **)&shim_calls = dlsym(h, "cph_shim_calls");
+  *(void **)&shim_objects = dlsym(h, "cph_shim_objects");
   const char *parent = getenv("CLPHMM_CACHE_DIR");
   snprintf(g_base, sizeof g_base, "%s/faults-XXXXXX",
            parent && *parent ? parent : ".");
   if (parent && *parent)
     mkdir(parent, 0755);
-  if (!shim_configure || !shim_calls || !mkdtemp(g_base)) {
+  if (!shim_configure || !shim_calls || !shim_objects || !mkdtemp(g_base)) {
     fprintf(stderr, "setup failed\n");
     return -1;
   }
@@ -1373,6 +1393,7 @@ int main(void) {
   stamp("test_left_pass_faults");
   test_no_platform();
   stamp("test_no_platform");
+  test_objects();
   remove_tree(g_base);
   workload_free(&g_work);
   free(g_ref[0]);
