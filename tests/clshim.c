@@ -43,19 +43,12 @@ typedef struct rule {
   long seen; /* matching calls so far */
 } rule;
 
-typedef struct buffer {
-  cl_mem mem;
-  size_t size;
-} buffer;
-
 static cph_cl_api real;
 static pthread_mutex_t shim_lock = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;
 static rule rules[MAX_RULES];
 static int n_rules;
-static size_t mem_limit, mem_live;
-static buffer *buffers;
-static size_t n_buffers, cap_buffers;
+static size_t mem_limit, mem_live; /* mem_live: the live buffers' bytes */
 
 /* Calls per entry point since the last configuration, for the tests. */
 typedef struct counter {
@@ -150,50 +143,61 @@ long cph_shim_calls(const char *func) {
 
 typedef struct obj {
   const void *h;
-  long live; /* creations less releases */
+  long live;    /* creations less releases */
+  size_t bytes; /* a live buffer's size (sub-buffers and others: 0) */
 } obj;
 static obj *objs;
 static long live_objects, over_releases;
 static char first_over[96];
 
-/* The entry of handle h (a free one if h was never seen); NULL when the
- * table is full. Under shim_lock. */
+/* The entry of handle h (a free one if h was never seen). Under
+ * shim_lock. */
 static obj *obj_find(const void *h) {
   if (!objs && !(objs = calloc(OBJ_SLOTS, sizeof *objs)))
-    return NULL;
+    abort();
   size_t i = ((size_t)(uintptr_t)h >> 4) * 0x9E3779B97F4A7C15ull;
   for (size_t k = 0; k < OBJ_SLOTS; k++) {
     obj *o = &objs[(i + k) & (OBJ_SLOTS - 1)];
     if (o->h == h || !o->h)
       return o;
   }
-  return NULL;
+  fprintf(stderr, "clshim: more than %u OpenCL objects\n", OBJ_SLOTS);
+  abort();
+}
+
+/* A new object h (none if NULL) of `bytes` of device memory. Under
+ * shim_lock. */
+static void obj_created_locked(const void *h, size_t bytes) {
+  if (!h)
+    return;
+  obj *o = obj_find(h);
+  o->h = h;
+  o->live++;
+  o->bytes = bytes;
+  live_objects++;
+  mem_live += bytes;
 }
 
 static void obj_created(const void *h) {
-  if (!h)
-    return;
   pthread_mutex_lock(&shim_lock);
-  obj *o = obj_find(h);
-  if (o) {
-    o->h = h;
-    o->live++;
-    live_objects++;
-  }
+  obj_created_locked(h, 0);
   pthread_mutex_unlock(&shim_lock);
 }
 
-/* Whether the release of h may go on to the real library. */
+/* Whether the release of h may go on to the real library (a buffer's
+ * bytes are then no longer live). */
 static int obj_released(const void *h, const char *func) {
   pthread_mutex_lock(&shim_lock);
   obj *o = obj_find(h);
-  const int ok = !o || o->live > 0; /* (a full table checks nothing) */
-  if (o && o->live > 0) {
-    o->live--;
-    live_objects--;
-  } else if (o && !over_releases++) {
-    snprintf(first_over, sizeof first_over, "%s(%p)", func, h);
+  const int ok = o->live > 0;
+  if (ok && !--o->live) {
+    mem_live -= o->bytes;
+    o->bytes = 0;
   }
+  if (ok)
+    live_objects--;
+  else if (!over_releases++)
+    snprintf(first_over, sizeof first_over, "%s(%p)", func, h);
   pthread_mutex_unlock(&shim_lock);
   if (!ok)
     fprintf(stderr,
@@ -441,26 +445,6 @@ SHIM_API cl_int clGetKernelWorkGroupInfo(cl_kernel k, cl_device_id d,
   return real.GetKernelWorkGroupInfo(k, d, i, n, v, r);
 }
 
-static void track(cl_mem m, size_t size) {
-  if (n_buffers == cap_buffers) {
-    cap_buffers = cap_buffers ? 2 * cap_buffers : 64;
-    buffers = realloc(buffers, cap_buffers * sizeof *buffers);
-    if (!buffers)
-      abort();
-  }
-  buffers[n_buffers++] = (buffer){m, size};
-  mem_live += size;
-}
-
-static void untrack(cl_mem m) {
-  for (size_t i = 0; i < n_buffers; i++)
-    if (buffers[i].mem == m) {
-      mem_live -= buffers[i].size;
-      buffers[i] = buffers[--n_buffers];
-      return;
-    }
-}
-
 SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
                                void *host, cl_int *err) {
   cl_int code;
@@ -473,10 +457,9 @@ SHIM_API cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t size,
     return NULL;
   }
   cl_mem m = real.CreateBuffer(c, f, size, host, err);
-  if (m)
-    track(m, size);
+  obj_created_locked(m, size);
   pthread_mutex_unlock(&shim_lock);
-  return created(m);
+  return m;
 }
 
 /* (Sub-buffers take no device memory of their own: not counted.) */
@@ -492,12 +475,8 @@ SHIM_API cl_int clReleaseMemObject(cl_mem m) {
   cl_int code;
   if (FAIL(CL_INVALID_MEM_OBJECT))
     return code;
-  if (!obj_released(m, __func__))
-    return CL_INVALID_MEM_OBJECT;
-  pthread_mutex_lock(&shim_lock);
-  untrack(m);
-  pthread_mutex_unlock(&shim_lock);
-  return real.ReleaseMemObject(m);
+  return obj_released(m, __func__) ? real.ReleaseMemObject(m)
+                                   : CL_INVALID_MEM_OBJECT;
 }
 
 SHIM_API cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem m,
