@@ -219,6 +219,31 @@ check_usage "usage: --precision bogus" --reference --precision bogus "$TINY"
 check_usage "usage: --precision without value" "$TINY" --precision
 check_usage "usage: two INPUTs" --reference "$TINY" "$TINY"
 
+# check_usage_says NAME TEXT ARGS...: a usage error whose message has TEXT.
+check_usage_says() {
+  local name=$1 text=$2
+  shift 2
+  run "$@"
+  if [ "$RC" -eq 2 ] && grep -qF -- "$text" "$TMP/err"; then
+    pass "$name"
+  else
+    fail "$name" "exit status $RC, want 2 and '$text': $(last_err)"
+  fi
+}
+# A value given to a long option that takes none names that option (getopt
+# reports it as the option's short letter, or for long-only ones as no
+# character at all), also when abbreviated; short options stay short.
+check_usage_says "usage: --reference=1 names --reference" \
+  "option '--reference' takes no argument" --reference=1 "$TINY"
+check_usage_says "usage: --ref=1 (abbreviated) names --reference" \
+  "option '--reference' takes no argument" --ref=1 "$TINY"
+check_usage_says "usage: --progress=1 (long-only) names --progress" \
+  "option '--progress' takes no argument" --progress=1 "$TINY"
+check_usage_says "usage: --list-devices=x names --list-devices" \
+  "option '--list-devices' takes no argument" --list-devices=x
+check_usage_says "usage: -Z after --chunk-pairs=5 is a short option" \
+  "unknown option '-Z'" --chunk-pairs=5 -rZ "$TINY"
+
 # ---- results on the CPU reference -------------------------------------------
 
 check_values "reference double: tiny.in vs tiny.expected-double (1e-7)" \
@@ -326,6 +351,62 @@ else
   skip "write error on stdout (no /dev/full)"
 fi
 
+# expect_stdout_error NAME: the last command (its status in RC, its stderr
+# in $TMP/err) failed with a write error on standard output.
+expect_stdout_error() {
+  if [ "$RC" -eq 1 ] && grep -q '^clphmm: write error on standard output' \
+    "$TMP/err"; then
+    pass "$1"
+  else
+    fail "$1" "exit status $RC: $(last_err)"
+  fi
+}
+
+# --help and --version name a write error too.
+if [ -w /dev/full ]; then
+  for opt in --help --version; do
+    "$CLI" $opt >/dev/full 2>"$TMP/err"
+    RC=$?
+    expect_stdout_error "$opt: write error on stdout is reported"
+  done
+fi
+
+# Closed standard descriptors: the results' temporary file (several chunks
+# are spooled) must not take descriptor 1, nor --progress's lines reach
+# --output's file through descriptor 2.
+"$CLI" --reference --chunk-pairs 100 "$TINY" <&- >&- 2>"$TMP/err"
+RC=$?
+expect_stdout_error "closed stdout: a write error, not results lost quietly"
+"$CLI" --reference --progress --output "$TMP/closed-err.txt" "$TINY" <&- 2>&-
+RC=$?
+if [ "$RC" -eq 0 ] && cmp -s "$TMP/closed-err.txt" "$TMP/ref-float.txt"; then
+  pass "closed stderr: --output holds the results alone"
+else
+  fail "closed stderr: --output holds the results alone" "exit status $RC"
+fi
+
+# A failed run does not wait for more input on a pipe: the reader thread,
+# blocked in a read, is left behind (10s.in fills the reader's first
+# buffer, so the first chunk computes while the pipe stays open).
+if mkfifo "$TMP/slow.fifo" 2>/dev/null; then
+  (cat "$DATA/10s.in" && exec sleep 30) >"$TMP/slow.fifo" &
+  WRITER=$!
+  START=$(date +%s)
+  run --device no-such-device-name --chunk-pairs 1 "$TMP/slow.fifo"
+  ELAPSED=$(($(date +%s) - START))
+  kill "$WRITER" 2>/dev/null
+  wait "$WRITER" 2>/dev/null
+  if [ "$RC" -eq 1 ] && [ "$ELAPSED" -lt 20 ] && grep -q '^clphmm: ' "$TMP/err"
+  then
+    pass "device error with input still on a pipe: exits at once"
+  else
+    fail "device error with input still on a pipe: exits at once" \
+      "exit status $RC, ${ELAPSED} s: $(last_err)"
+  fi
+else
+  skip "device error with input still on a pipe (mkfifo failed)"
+fi
+
 # ---- --output destinations ----------------------------------------------------
 
 D=$TMP/dest
@@ -418,6 +499,19 @@ else
   fail "--output dangling LINK: target created only on success" \
     "a failed run: exit status $RC, target exists: $([ -e "$D/made.txt" ] &&
       echo yes || echo no)"
+fi
+
+# A chain of dangling links: the last one's target is created, the links
+# stay links.
+ln -s chain2.txt "$D/chain1.txt"
+ln -s chain3.txt "$D/chain2.txt"
+run --reference --output "$D/chain1.txt" "$TINY"
+if [ "$RC" -eq 0 ] && [ -L "$D/chain1.txt" ] && [ -L "$D/chain2.txt" ] &&
+  cmp -s "$D/chain3.txt" "$TMP/ref-float.txt"; then
+  pass "--output chain of dangling links: the last target created"
+else
+  fail "--output chain of dangling links: the last target created" \
+    "exit status $RC: $(last_err)"
 fi
 
 # --output /dev/stdout with stdout appended to a file: the file is

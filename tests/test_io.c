@@ -413,6 +413,12 @@ static void test_whitespace(void) {
                 "ACGTTT acgN 5'+I HHHH DDDD ++++ -inf",
                 "pairs: tabs, spaces, CRLF, comments, no final newline");
 
+  check_variant(PAIRS_PLAIN,
+                "ACGTTT\tACGT\tIIII\tIIII\tIIII\t++++\t-1.5e+00\n"
+                "CCGTA\t\tACGT\tIIII\tIIII\tIIII\t++++\t-2.5e+00\n"
+                "ACGTTT\tacgN\t5'+I\tHHHH\tDDDD\t++++\t-inf\n",
+                "pairs: tabs alone");
+
   /* Blank and comment lines shift the recorded batch lines. */
   clphmm_dataset *ds = load_mem("# c\n\n2 2\nACGT IIII IIII IIII ++++\n"
                                 "acgN 5'+I HHHH DDDD ++++\nACGTTT\nCCGTA\n"
@@ -558,6 +564,31 @@ static void test_bad_memory(void) {
   }
 }
 
+/* A line of many tokens separated by tabs alone: counted right, and split
+ * in one pass (the search for each token's end once went to the end of a
+ * line without spaces: a line of 400,000 such tokens took 20 s). */
+static void test_many_tab_tokens(void) {
+  const size_t n = 300000;
+  char *data = malloc(2 * n + 1);
+  CHECK(data != NULL, "no memory for a line of %zu tokens", n);
+  if (!data)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    data[2 * i] = 'A';
+    data[2 * i + 1] = '\t';
+  }
+  data[2 * n] = '\n';
+  clphmm_dataset *ds = NULL;
+  const clphmm_status st =
+      clphmm_dataset_read_memory(data, 2 * n + 1, "tabs", 0, &ds);
+  CHECK(st == CLPHMM_ERROR_PARSE, "a line of %zu tab-separated tokens: %s", n,
+        clphmm_status_string(st));
+  if (st != CLPHMM_SUCCESS)
+    check_message("tabs", 1, "found 300000 tokens", "tab-separated tokens");
+  clphmm_dataset_destroy(ds);
+  free(data);
+}
+
 static void test_bad_files(void) {
   static const struct {
     const char *file;
@@ -654,6 +685,7 @@ int main(void) {
   test_pair_grouping();
   test_whitespace();
   test_bad_memory();
+  test_many_tab_tokens();
   test_bad_files();
   test_io_errors();
   test_arguments();

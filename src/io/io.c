@@ -50,31 +50,41 @@ static int is_separator(char c) {
   return c == ' ' || c == '\t' || c == '\r';
 }
 
-/* The end of the token that starts at p[i]: the next space (memchr, which
- * is vectorised), unless a tab or carriage return comes first (checked in
- * one pass without an exit: tokens are long, separators mostly spaces). */
-static size_t token_end(const char *p, size_t i, size_t len) {
-  const char *sp = memchr(p + i, ' ', len - i);
-  const size_t end = sp ? (size_t)(sp - p) : len;
-  unsigned other = 0;
-  for (size_t k = i; k < end; k++)
-    other |= (p[k] == '\t') | (p[k] == '\r');
-  if (!other)
-    return end;
-  while (i < end && p[i] != '\t' && p[i] != '\r')
-    i++;
-  return i;
+/* Where each separator next occurs at or after a position (the line's
+ * length where it does not), found with memchr (vectorised: tokens are
+ * long, separators mostly spaces) and searched again only once the
+ * position has passed it, so that splitting a line is linear in its
+ * length whatever its separators (a search from every token to the end of
+ * a line without spaces made a long tab-separated line quadratic). */
+typedef struct next_seps {
+  size_t at[3];
+} next_seps;
+
+static const char SEPARATORS[3] = {' ', '\t', '\r'};
+
+/* The end of the token that starts at p[i] (not a separator). */
+static size_t token_end(const char *p, size_t i, size_t len, next_seps *ns) {
+  size_t end = len;
+  for (int k = 0; k < 3; k++) {
+    if (ns->at[k] <= i) { /* (passed: p[i] is no separator) */
+      const char *q = memchr(p + i, SEPARATORS[k], len - i);
+      ns->at[k] = q ? (size_t)(q - p) : len;
+    }
+    end = ns->at[k] < end ? ns->at[k] : end;
+  }
+  return end;
 }
 
 static void split_line(const char *p, size_t len, line *out) {
   size_t i = 0, n = 0;
+  next_seps ns = {{0, 0, 0}};
   for (;;) {
     while (i < len && is_separator(p[i]))
       i++;
     if (i == len)
       break;
     size_t start = i;
-    i = token_end(p, i, len);
+    i = token_end(p, i, len, &ns);
     if (n < MAX_TOKENS)
       out->tok[n] = (token){p + start, i - start};
     n++;

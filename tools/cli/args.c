@@ -121,6 +121,26 @@ static int usage_error(const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+/* getopt_long's '?' for the argument `arg` being parsed: an unknown or
+ * ambiguous option, or a value given to a long option that takes none
+ * ("--reference=1", "--prog=1"). getopt then sets optopt to that option's
+ * value: the letter of its short spelling, or for a long-only one no
+ * character at all, so it cannot name the option by itself. (While a
+ * bundle of short options is parsed, `arg` is the argument before it:
+ * only a long option without an argument whose value is optopt is
+ * named as such.) */
+static int bad_option(const char *arg, int opt) {
+  const size_t n = strcspn(arg, "=");
+  if (opt != 0 && strncmp(arg, "--", 2) == 0 && arg[n] == '=')
+    for (const struct option *o = long_options; o->name != NULL; o++)
+      if (o->has_arg == no_argument && o->val == opt &&
+          strncmp(o->name, arg + 2, n - 2) == 0)
+        return usage_error("option '--%s' takes no argument", o->name);
+  if (opt > ' ' && opt < 127)
+    return usage_error("unknown option '-%c'", opt);
+  return usage_error("unknown or ambiguous option '%s'", arg);
+}
+
 /* A positive decimal integer (digits only). Returns 0, or -1. */
 static int parse_count(const char *s, size_t *out) {
   size_t v = 0;
@@ -178,12 +198,7 @@ int cli_parse_args(int argc, char **argv, cli_args *args) {
     case 'V': version = 1; break;
     case ':':
       return usage_error("option '%s' needs an argument", argv[optind - 1]);
-    default: /* '?' */
-      if (optopt != 0) {
-        char opt[3] = {'-', (char)optopt, '\0'};
-        return usage_error("unknown option '%s'", opt);
-      }
-      return usage_error("unknown or ambiguous option '%s'", argv[optind - 1]);
+    default: /* '?' */ return bad_option(argv[optind - 1], optopt);
     }
   }
 

@@ -117,6 +117,9 @@ int cli_compute_chunk(const cli_args *args, clphmm_context **ctx,
 int cli_write_values(FILE *f, const double *values, size_t n);
 /* Flush and check a stream. Returns 0, or -1 with errno set. */
 int cli_flush_checked(FILE *f);
+/* Flush standard output (--help, --version, --list-devices): EXIT_OK, or
+ * EXIT_RUNTIME after a message naming the write error. */
+int cli_finish_stdout(void);
 
 /* ---- sink.c ---- */
 
@@ -175,7 +178,12 @@ int pipeline_start(pipeline *p, const cli_args *args);
 /* The next chunk in input order (NULL at the end), or EXIT_RUNTIME after
  * reporting the read error. */
 int pipeline_next(pipeline *p, clphmm_dataset **chunk);
-/* Stop the reader (it finishes the chunk it is parsing) and free it all. */
-void pipeline_stop(pipeline *p);
+/* Stop the reader (it finishes the chunk it is parsing) and free it all;
+ * returns 0. After a failed run (`failed`) a reader that does not stop
+ * within 0.2 s (blocked in a read from a pipe or a terminal) is left
+ * running with its pipeline, which must then stay valid, and 1 is
+ * returned: the process must end without exit(), whose flush of every
+ * stream would wait for the reader's read to return. */
+int pipeline_stop(pipeline *p, int failed);
 
 #endif

@@ -1,9 +1,7 @@
 /* clphmm --list-devices. */
 #define _GNU_SOURCE
 
-#include <errno.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 
@@ -46,10 +44,5 @@ int cli_list_devices(void) {
            (double)info.global_mem_bytes / (1024.0 * 1024.0 * 1024.0),
            info.has_fp64 ? "yes" : "no");
   }
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fprintf(stderr, PROG ": write error on standard output: %s\n",
-            strerror(errno));
-    return EXIT_RUNTIME;
-  }
-  return EXIT_OK;
+  return cli_finish_stdout();
 }

@@ -122,3 +122,11 @@ int cli_flush_checked(FILE *f) {
   }
   return 0;
 }
+
+int cli_finish_stdout(void) {
+  errno = 0;
+  if (cli_flush_checked(stdout) == 0)
+    return EXIT_OK;
+  cli_error(PROG ": write error on standard output: %s\n", strerror(errno));
+  return EXIT_RUNTIME;
+}

@@ -15,7 +15,10 @@
  */
 #define _GNU_SOURCE
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -26,15 +29,19 @@
  * it, so that memory stays bounded whatever its size. The next chunk is
  * taken before the results of the current one are written, which tells
  * whether they are the last. */
-static int run(const cli_args *args) {
-  pipeline pl;
+static int run(const cli_args *args, int *reader_left) {
+  /* (Static: a reader thread blocked in a read when the run fails is left
+   * behind with it, see pipeline_stop.) */
+  static pipeline pl;
   progress_start(&cli_progress, args);
-  int rc = pipeline_start(&pl, args);
   clphmm_context *ctx = NULL;
   clphmm_dataset *chunk = NULL, *next = NULL;
   sink out = {0};
+  /* (The destination first: a bad --output fails before the reader starts
+   * waiting on a pipe.) */
+  int rc = sink_prepare(&out, args->output);
   if (rc == EXIT_OK)
-    rc = sink_prepare(&out, args->output);
+    rc = pipeline_start(&pl, args);
   if (rc == EXIT_OK)
     rc = pipeline_next(&pl, &chunk);
   while (rc == EXIT_OK && chunk != NULL) {
@@ -55,7 +62,7 @@ static int run(const cli_args *args) {
     next = NULL;
   }
   clphmm_dataset_destroy(chunk);
-  pipeline_stop(&pl);
+  *reader_left = pipeline_stop(&pl, rc != EXIT_OK);
   clphmm_context_destroy(ctx);
   rc = sink_close(&out, args, rc == EXIT_OK);
   if (rc == EXIT_OK)
@@ -76,21 +83,41 @@ static void keep_freed_memory(void) {
 #endif
 }
 
+/* Descriptors 0, 1 and 2 that the caller closed are opened on /dev/null,
+ * read-only: no file this process opens (the results' temporary file)
+ * takes their number and receives what is meant for standard output or
+ * error, and writing to a closed standard output still fails (EBADF),
+ * which is reported, instead of losing the results quietly. */
+static void open_standard_fds(void) {
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+      const int got = open("/dev/null", O_RDONLY);
+      if (got >= 0 && got != fd)
+        close(got);
+    }
+}
+
 int main(int argc, char **argv) {
+  open_standard_fds();
   keep_freed_memory();
   cli_args args;
   int rc = cli_parse_args(argc, argv, &args);
   if (rc != EXIT_OK)
     return rc;
   switch (args.mode) {
-  case MODE_HELP:
-    cli_print_help();
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+  case MODE_HELP: cli_print_help(); return cli_finish_stdout();
   case MODE_VERSION:
     printf(PROG " %s\n", clphmm_version());
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+    return cli_finish_stdout();
   case MODE_LIST_DEVICES: return cli_list_devices();
   case MODE_RUN: break;
   }
-  return run(&args);
+  int reader_left = 0;
+  rc = run(&args, &reader_left);
+  if (reader_left) { /* (see pipeline_stop) */
+    fflush(stdout);
+    fflush(stderr);
+    _exit(rc);
+  }
+  return rc;
 }

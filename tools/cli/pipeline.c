@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -76,16 +77,45 @@ int pipeline_next(pipeline *p, clphmm_dataset **chunk) {
   return EXIT_OK;
 }
 
-void pipeline_stop(pipeline *p) {
+/* How long a failed run waits for the reader to stop. */
+#define STOP_WAIT_NS 200000000L
+
+/* Whether the reader thread ended: joined at once, or on a failed run
+ * within STOP_WAIT_NS (it stops once the chunk it parses is complete,
+ * which on a pipe can wait for input for as long as the writer takes). */
+static int reader_joined(pipeline *p, int failed) {
+#ifdef __GLIBC__
+  if (failed) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += STOP_WAIT_NS;
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000L;
+    }
+    return pthread_timedjoin_np(p->thread, NULL, &until) == 0;
+  }
+#else
+  (void)failed;
+#endif
+  return pthread_join(p->thread, NULL) == 0;
+}
+
+int pipeline_stop(pipeline *p, int failed) {
+  if (p->args == NULL) /* (never started) */
+    return 0;
   if (p->started) {
     pthread_mutex_lock(&p->lock);
     p->cancel = 1;
     pthread_cond_broadcast(&p->changed);
     pthread_mutex_unlock(&p->lock);
-    pthread_join(p->thread, NULL);
+    if (!reader_joined(p, failed))
+      return 1; /* (left running: the process ends with this run) */
   }
   pthread_mutex_destroy(&p->lock);
   pthread_cond_destroy(&p->changed);
   clphmm_dataset_destroy(p->slot);
   clphmm_reader_close(p->rd);
+  p->args = NULL;
+  return 0;
 }

@@ -112,25 +112,42 @@ static int same_file(const struct stat *st, int fd) {
   return fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
 }
 
-/* The file that writing to PATH, which does not exist, creates: PATH, or
- * the target of the dangling symbolic link PATH (next to the link when
- * relative). NULL when out of memory. */
-static char *new_file_path(const char *path) {
-  char target[4096];
-  ssize_t n = readlink(path, target, sizeof target - 1);
-  if (n <= 0)
-    return strdup(path);
-  target[n] = '\0';
+/* The target of symbolic link `path` (read into `target`, n bytes), next
+ * to the link when relative; NULL when out of memory. */
+static char *link_target(const char *path, const char *target, size_t n) {
   const char *slash = strrchr(path, '/');
   if (target[0] == '/' || slash == NULL)
     return strdup(target);
   const size_t dir = (size_t)(slash - path) + 1;
-  char *joined = malloc(dir + (size_t)n + 1);
+  char *joined = malloc(dir + n + 1);
   if (joined != NULL) {
     memcpy(joined, path, dir);
-    memcpy(joined + dir, target, (size_t)n + 1);
+    memcpy(joined + dir, target, n + 1);
   }
   return joined;
+}
+
+/* Links followed to the file a dangling chain of them names (as the
+ * kernel's limit on links in one path). */
+#define MAX_LINK_HOPS 40
+
+/* The file that writing to PATH, which does not exist, creates: PATH, or
+ * the target at the end of the chain of dangling symbolic links that PATH
+ * starts (each target next to its link when relative), as open(O_CREAT)
+ * would. NULL when out of memory. */
+static char *new_file_path(const char *path) {
+  char *at = strdup(path);
+  for (int hop = 0; at != NULL && hop < MAX_LINK_HOPS; hop++) {
+    char target[4096];
+    const ssize_t n = readlink(at, target, sizeof target - 1);
+    if (n <= 0)
+      break;
+    target[n] = '\0';
+    char *next = link_target(at, target, (size_t)n);
+    free(at);
+    at = next;
+  }
+  return at;
 }
 
 /* --output PATH, before anything is computed, so that a destination that
