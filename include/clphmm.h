@@ -69,9 +69,13 @@ typedef enum clphmm_precision {
   CLPHMM_PRECISION_DOUBLE = 1 /* GATK Java: double only */
 } clphmm_precision;
 
+/* The longest read or haplotype, in bases: a longer one is refused with
+ * CLPHMM_ERROR_TOO_LARGE (the device path keeps lengths in 32 bits). */
+#define CLPHMM_MAX_LENGTH 4294967280u
+
 /* One read: bases (ACGTN, either case) and four raw phred arrays (0..127,
- * no +33 offset), each `length` bytes. Pointers may be NULL only when
- * length is 0. */
+ * no +33 offset), each `length` bytes (at most CLPHMM_MAX_LENGTH).
+ * Pointers may be NULL only when length is 0. */
 typedef struct clphmm_read {
   const char *bases;
   const uint8_t *base_quals;

@@ -255,6 +255,29 @@ static void test_sizes_first(void) {
            SIZE_MAX / 2 + 1);
   expect_reject(&two, 1, 1, CLPHMM_ERROR_TOO_LARGE, "cell count, two reads",
                 want, NULL, NULL);
+  /* A haplotype or read longer than 32 bits count (the staging and the
+   * kernels' limit: a haplotype of 2^32 + 100 bases once computed as one
+   * of 100, silently), with few cells: refused before a base is read. */
+  const size_t over = (size_t)UINT32_MAX + 101;
+  clphmm_haplotype wide_hp = {"ACGT", over};
+  clphmm_batch wide = {&rd, 1, &wide_hp, 1};
+  snprintf(want, sizeof want,
+           "batch 0, haplotype 0: %zu bases, more than the 4294967280 that a "
+           "sequence may have",
+           over);
+  expect_reject(&wide, 1, 1, CLPHMM_ERROR_TOO_LARGE, "haplotype over 2^32",
+                want, NULL, NULL);
+  clphmm_read long_one = {"XCGT", q, q, q, q, over};
+  clphmm_batch tall = {&long_one, 1, &hp, 1};
+  snprintf(want, sizeof want, "batch 0, read 0: %zu bases", over);
+  expect_reject(&tall, 1, 1, CLPHMM_ERROR_TOO_LARGE, "read over 2^32", want,
+                NULL, NULL);
+  /* More batches than an array can hold: refused before the second is
+   * read (the count of ranges that validate them once wrapped to 0). */
+  const size_t n_most = SIZE_MAX / sizeof(clphmm_batch) + 1;
+  snprintf(want, sizeof want, "%zu batches do not fit in memory", n_most);
+  expect_reject(pairs, n_most, 1, CLPHMM_ERROR_TOO_LARGE,
+                "batches beyond memory", want, NULL, NULL);
 }
 
 /* ---- many batches ----------------------------------------------------- */

@@ -1961,6 +1961,24 @@ static void check_first_errors(clphmm_context *a, gen *g, size_t n,
   *ebase = ekeep;
   *base = keep;
   free(out);
+  /* A long read whose haplotypes are all empty has no pair to go first:
+   * it is validated all the same (it once gave -inf and success). */
+  enum { LEN = 400 };
+  char bases[LEN];
+  uint8_t q[LEN];
+  memset(bases, 'A', LEN);
+  memset(q, 30, LEN);
+  bases[LEN / 2] = 'X';
+  const clphmm_read rd = {bases, q, q, q, q, LEN};
+  const clphmm_haplotype empty = {"", 0};
+  const clphmm_batch lone = {&rd, 1, &empty, 1};
+  double o = 1.0;
+  st = clphmm_compute(a, &lone, 1, &o);
+  CHECK(st == CLPHMM_ERROR_INVALID_BASE &&
+            strstr(clphmm_last_error(a), "batch 0, read 0") && o == 1.0,
+        "double first: an invalid long read against an empty haplotype gave "
+        "status %d, '%s', out %g",
+        (int)st, clphmm_last_error(a), o);
 }
 
 /* Float mode's double first (compute.c plan_double_first): reads of at

@@ -571,7 +571,10 @@ static clphmm_status validate_shapes(cph_pool *pool,
                                      const clphmm_batch *batches, size_t n,
                                      size_t *n_pairs, uint64_t *cells,
                                      size_t *longest, cph_batch_sum *sums) {
-  const size_t ranges = (n + SHAPE_RANGE - 1) / SHAPE_RANGE;
+  const clphmm_status count = cph_validate_batch_count(batches, n);
+  if (count)
+    return count;
+  const size_t ranges = n / SHAPE_RANGE + (n % SHAPE_RANGE != 0);
   uint64_t *counts =
       ranges > 1 && batches ? malloc(3 * ranges * sizeof *counts) : NULL;
   int *bad = counts ? malloc(ranges * sizeof *bad) : NULL;

@@ -267,10 +267,11 @@ static void stage_piece(void *arg, size_t p) {
   const size_t *o = &s->offs[4 * p];
   size_t row = o[0], read = o[1], word = o[2], job = o[3];
   const size_t hword0 = word;
-  int ok = 1;
+  int ok = 1, any_hap = 0;
   for (size_t h = 0; h < bt->n_haplotypes; h++) {
     ok &= stage_hap(s, &bt->haplotypes[h], word);
     word += cph_hap_words(bt->haplotypes[h].length);
+    any_hap |= bt->haplotypes[h].length > 0;
   }
   size_t out = pc->out;
   for (size_t r = pc->r0; r < pc->r1; r++, read++) {
@@ -278,6 +279,9 @@ static void stage_piece(void *arg, size_t p) {
     if (skipped(rd->length, t->skip_rows)) {
       set_read_entry(s, row, 0, read); /* (an empty read) */
       out += bt->n_haplotypes;
+      /* (Validated where its pairs are staged again, double first; a read
+       * without any, all its haplotypes empty, here.) */
+      ok &= any_hap || cph_validate_read(rd, pc->batch, r) == CLPHMM_SUCCESS;
       continue;
     }
     ok &= stage_read(s, rd, row, read);

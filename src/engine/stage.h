@@ -45,6 +45,8 @@ typedef struct cph_job {
  * read four codes at a time and keep reading that last word past the
  * end). */
 #define CPH_SYM_NONE 5
+/* (Lengths are at most CPH_MAX_SEQ_LENGTH, model/validate.h: the count
+ * fits.) */
 static inline uint32_t cph_hap_words(size_t length) {
   return (uint32_t)((length + 3) / 4 + 1);
 }

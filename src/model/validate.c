@@ -80,6 +80,20 @@ static int mul_add_overflows(uint64_t a, uint64_t b, uint64_t *acc) {
   return 0;
 }
 
+clphmm_status cph_validate_read(const clphmm_read *rd, size_t b, size_t r) {
+  return check_read(rd, b, r);
+}
+
+clphmm_status cph_validate_batch_count(const clphmm_batch *batches, size_t n) {
+  if (n > 0 && !batches)
+    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                     "batches is NULL but n_batches is %zu", n);
+  if (n > SIZE_MAX / sizeof *batches)
+    return cph_error(CLPHMM_ERROR_TOO_LARGE, "%zu batches do not fit in memory",
+                     n);
+  return CLPHMM_SUCCESS;
+}
+
 clphmm_status cph_validate_batch_shape(const clphmm_batch *bt, size_t b) {
   if ((bt->n_reads > 0 && !bt->reads) ||
       (bt->n_haplotypes > 0 && !bt->haplotypes))
@@ -121,6 +135,14 @@ static void earlier_part(char *buf, size_t n, uint64_t before,
              (unsigned long long)before, what, plural(before));
 }
 
+static clphmm_status too_long(const char *what, size_t b, size_t i,
+                              size_t length) {
+  return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                   "batch %zu, %s %zu: %zu bases, more than the %u that a "
+                   "sequence may have",
+                   b, what, i, length, (unsigned)CPH_MAX_SEQ_LENGTH);
+}
+
 /* Pairs and cells of a batch whose pointers are valid, added to the
  * totals. Its counts are checked before its reads' and haplotypes' lengths
  * are read: counts that no array or result array could have fail without
@@ -148,18 +170,25 @@ static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                      b, nr, plural(nr), nh, plural(nh), earlier,
                      (unsigned long long)*pairs);
   uint64_t read_len = 0, hap_len = 0;
-  for (size_t r = 0; r < nr; r++)
+  size_t long_read = nr, long_hap = nh; /* (the first too long) */
+  for (size_t r = 0; r < nr; r++) {
+    if (bt->reads[r].length > CPH_MAX_SEQ_LENGTH && long_read == nr)
+      long_read = r;
     if (mul_add_overflows(1, bt->reads[r].length, &read_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
                        "batch %zu: the sum of the read lengths overflows (at "
                        "read %zu)",
                        b, r);
-  for (size_t h = 0; h < nh; h++)
+  }
+  for (size_t h = 0; h < nh; h++) {
+    if (bt->haplotypes[h].length > CPH_MAX_SEQ_LENGTH && long_hap == nh)
+      long_hap = h;
     if (mul_add_overflows(1, bt->haplotypes[h].length, &hap_len))
       return cph_error(CLPHMM_ERROR_TOO_LARGE,
                        "batch %zu: the sum of the haplotype lengths overflows "
                        "(at haplotype %zu)",
                        b, h);
+  }
   earlier_part(earlier, sizeof earlier, *cells, "cell");
   if (mul_add_overflows(read_len, hap_len, cells))
     return cph_error(CLPHMM_ERROR_TOO_LARGE,
@@ -169,6 +198,10 @@ static clphmm_status count_batch(const clphmm_batch *bt, size_t b,
                      plural(read_len), nr > 1 ? " in all" : "", nh, plural(nh),
                      (unsigned long long)hap_len, plural(hap_len),
                      nh > 1 ? " in all" : "", earlier);
+  if (long_read < nr)
+    return too_long("read", b, long_read, bt->reads[long_read].length);
+  if (long_hap < nh)
+    return too_long("haplotype", b, long_hap, bt->haplotypes[long_hap].length);
   return CLPHMM_SUCCESS;
 }
 
@@ -200,9 +233,12 @@ clphmm_status cph_validate_batches(const clphmm_batch *batches,
 
 clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
                                  size_t *n_pairs) {
-  if (!n_pairs || (n_batches > 0 && !batches))
+  if (!n_pairs)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "clphmm_count_pairs: NULL argument");
+  const clphmm_status count = cph_validate_batch_count(batches, n_batches);
+  if (count)
+    return count;
   uint64_t pairs = 0;
   for (size_t b = 0; b < n_batches; b++)
     if (mul_add_overflows(batches[b].n_reads, batches[b].n_haplotypes,
@@ -216,9 +252,9 @@ clphmm_status clphmm_count_pairs(const clphmm_batch *batches, size_t n_batches,
 
 clphmm_status cph_validate_shapes(const clphmm_batch *batches, size_t n,
                                   size_t *n_pairs, uint64_t *n_cells) {
-  if (n > 0 && !batches)
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "batches is NULL but n_batches is %zu", n);
+  const clphmm_status count = cph_validate_batch_count(batches, n);
+  if (count)
+    return count;
   for (size_t b = 0; b < n; b++) {
     clphmm_status st = cph_validate_batch_shape(&batches[b], b);
     if (st)

@@ -20,6 +20,11 @@ enum {
 /* Highest valid phred value (quality bytes are 0..127). */
 #define CPH_MAX_QUAL 127
 
+/* Longest read or haplotype: the staging and the kernels keep a
+ * sequence's length, its rows and its haplotype words in 32 bits (a
+ * longer haplotype was cut to its low 32 bits, silently). */
+#define CPH_MAX_SEQ_LENGTH CLPHMM_MAX_LENGTH
+
 /* Code of a base byte: ACGTN in either case, else CPH_BASE_INVALID. */
 static inline uint8_t cph_base_code(unsigned char b) {
   switch (b) {
@@ -50,6 +55,12 @@ clphmm_status cph_validate_batches(const clphmm_batch *batches,
  * parallel: one batch's pointers, bases and qualities (`b` is its index,
  * for messages), and the counts of validated batches. */
 clphmm_status cph_validate_batch(const clphmm_batch *batch, size_t b);
+/* One read's bases and qualities (`b`, `r`: its batch and index, for
+ * messages). */
+clphmm_status cph_validate_read(const clphmm_read *rd, size_t b, size_t r);
+/* The batch array: not NULL with batches in it, and a count that an array
+ * could have (checked before any batch is read). */
+clphmm_status cph_validate_batch_count(const clphmm_batch *batches, size_t n);
 /* Only the batch's own pointers (reads, haplotypes): what must hold before
  * its reads' and haplotypes' lengths can be read. */
 clphmm_status cph_validate_batch_shape(const clphmm_batch *batch, size_t b);
