@@ -19,8 +19,10 @@
  * SIGFPE handler and its LLVM installs crash handlers for all of them.
  * Measured on PoCL 3.1: afterwards the JVM's first integer division by
  * zero raised no ArithmeticException. Unless the JVM runs with libjsig
- * (which chains handlers properly), every call that may reach OpenCL puts
- * back the handlers the process had when this library was loaded.
+ * (which chains handlers properly), every call that may install handlers
+ * (creating or releasing a context, a compute that built a program) puts
+ * back, for every signal below the real-time ones, the handler the
+ * application had before it (see "Signal handlers" below).
  *
  * The native methods are registered in JNI_OnLoad (RegisterNatives), so the
  * only exported symbol is JNI_OnLoad. Uses the public API of clphmm only.
@@ -29,6 +31,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,41 +83,95 @@ typedef struct binding {
 /* ---- Signal handlers ------------------------------------------------------
  */
 
-static const int g_signals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,
-                                SIGTRAP, SIGXFSZ, SIGUSR2, SIGQUIT,
-                                SIGHUP,  SIGINT,  SIGTERM, SIGPIPE};
-#define N_SIGNALS (sizeof g_signals / sizeof g_signals[0])
-static struct sigaction g_jvm_actions[N_SIGNALS];
-static int g_restore_signals; /* set once in JNI_OnLoad */
+/* Every signal below the real-time ones: LLVM's crash handlers alone take
+ * fifteen of them (SIGABRT, SIGUSR1, SIGXCPU and SIGSYS among them), and a
+ * signal whose default would end the process must not be ignored or
+ * swallowed after a call. */
+#define LAST_SIGNAL 31
 
-static void save_jvm_signals(void) {
-  /* libjsig (LD_PRELOAD) chains handlers installed after the JVM's: then
-   * nothing needs repair. */
-  if (dlsym(RTLD_DEFAULT, "JVM_begin_signal_setting"))
-    return;
-  for (size_t i = 0; i < N_SIGNALS; i++)
-    if (sigaction(g_signals[i], NULL, &g_jvm_actions[i]) != 0)
-      return;
-  g_restore_signals = 1;
+typedef struct signal_set {
+  struct sigaction act[LAST_SIGNAL + 1];
+  unsigned char have[LAST_SIGNAL + 1];
+} signal_set;
+
+/* The process's handlers as the application had them: taken before the
+ * first call that may reach OpenCL and again before each later one that
+ * may install handlers (creating or destroying a context) when no other
+ * such call is running, so that what the application changed between
+ * calls stays. Guarded by g_signal_lock. */
+static pthread_mutex_t g_signal_lock = PTHREAD_MUTEX_INITIALIZER;
+static signal_set g_app;
+static int g_risky_calls; /* such calls running */
+static int g_repair;      /* 0 with libjsig: it chains handlers itself */
+
+static void take_signals(signal_set *s) {
+  for (int i = 1; i <= LAST_SIGNAL; i++)
+    s->have[i] =
+        i != SIGKILL && i != SIGSTOP && sigaction(i, NULL, &s->act[i]) == 0;
 }
 
-/* After a call that may have reached OpenCL: the JVM's handlers again. */
-static void restore_jvm_signals(void) {
-  if (!g_restore_signals)
-    return;
-  for (size_t i = 0; i < N_SIGNALS; i++) {
+static int same_handler(const struct sigaction *a, const struct sigaction *b) {
+  return (a->sa_flags & SA_SIGINFO)
+             ? (b->sa_flags & SA_SIGINFO) && a->sa_sigaction == b->sa_sigaction
+             : !(b->sa_flags & SA_SIGINFO) && a->sa_handler == b->sa_handler;
+}
+
+/* Every signal whose handler is no longer the application's: back to it. */
+static void put_back_signals(void) {
+  for (int i = 1; i <= LAST_SIGNAL; i++) {
     struct sigaction now;
-    if (sigaction(g_signals[i], NULL, &now) != 0)
-      continue;
-    const struct sigaction *was = &g_jvm_actions[i];
-    int same =
-        (was->sa_flags & SA_SIGINFO)
-            ? (now.sa_flags & SA_SIGINFO) &&
-                  now.sa_sigaction == was->sa_sigaction
-            : !(now.sa_flags & SA_SIGINFO) && now.sa_handler == was->sa_handler;
-    if (!same)
-      sigaction(g_signals[i], was, NULL);
+    if (g_app.have[i] && sigaction(i, NULL, &now) == 0 &&
+        !same_handler(&g_app.act[i], &now))
+      sigaction(i, &g_app.act[i], NULL);
   }
+}
+
+static void init_signals(void) {
+  /* libjsig (LD_PRELOAD) chains handlers installed after the JVM's: then
+   * nothing needs repair. */
+  g_repair = dlsym(RTLD_DEFAULT, "JVM_begin_signal_setting") == NULL;
+  if (g_repair)
+    take_signals(&g_app);
+}
+
+/* Around a call that may install handlers (an OpenCL runtime's start, a
+ * kernel compile, a context's release). */
+static void risky_call_begins(void) {
+  if (!g_repair)
+    return;
+  pthread_mutex_lock(&g_signal_lock);
+  if (g_risky_calls++ == 0)
+    take_signals(&g_app);
+  pthread_mutex_unlock(&g_signal_lock);
+}
+
+static void risky_call_ends(void) {
+  if (!g_repair)
+    return;
+  pthread_mutex_lock(&g_signal_lock);
+  g_risky_calls--;
+  put_back_signals();
+  pthread_mutex_unlock(&g_signal_lock);
+}
+
+/* A compute call reaches the runtime's compiler only when it builds or
+ * loads a program (kernels built on first use) or recreates the OpenCL
+ * context after a failure: the context's counts of those, read before
+ * and after, say whether the handlers need a look (without a system call
+ * per signal on every region). */
+static uint64_t context_builds(const clphmm_context *ctx) {
+  clphmm_diagnostics d;
+  if (clphmm_context_diagnostics(ctx, &d) != CLPHMM_SUCCESS)
+    return UINT64_MAX;
+  return d.programs_compiled + d.programs_loaded + d.resets;
+}
+
+static void compute_ended(const clphmm_context *ctx, uint64_t builds_before) {
+  if (!g_repair || context_builds(ctx) == builds_before)
+    return;
+  pthread_mutex_lock(&g_signal_lock);
+  put_back_signals();
+  pthread_mutex_unlock(&g_signal_lock);
 }
 
 static double now_seconds(void) {
@@ -292,20 +349,6 @@ static jstring JNICALL native_version(JNIEnv *env, jclass cls) {
   return (*env)->NewStringUTF(env, clphmm_version());
 }
 
-/* Number of OpenCL devices; throws ClphmmException when there is no
- * runtime or platform. */
-static jint JNICALL native_device_count(JNIEnv *env, jclass cls) {
-  (void)cls;
-  size_t n = 0;
-  clphmm_status st = clphmm_device_count(&n);
-  restore_jvm_signals();
-  if (st != CLPHMM_SUCCESS) {
-    throw_status(env, st, clphmm_last_error(NULL));
-    return 0;
-  }
-  return n > INT_MAX ? INT_MAX : (jint)n;
-}
-
 static jlong JNICALL native_create(JNIEnv *env, jclass cls, jstring jdevice,
                                    jboolean use_double) {
   (void)cls;
@@ -326,8 +369,9 @@ static jlong JNICALL native_create(JNIEnv *env, jclass cls, jstring jdevice,
   clphmm_options_init(&opt);
   opt.device = device; /* NULL: $CLPHMM_DEVICE, else the library default */
   opt.precision = use_double ? CLPHMM_PRECISION_DOUBLE : CLPHMM_PRECISION_FLOAT;
+  risky_call_begins();
   clphmm_status st = clphmm_context_create(&opt, &b->ctx);
-  restore_jvm_signals();
+  risky_call_ends();
   if (device)
     (*env)->ReleaseStringUTFChars(env, jdevice, device);
   if (st != CLPHMM_SUCCESS) {
@@ -344,8 +388,9 @@ static void JNICALL native_destroy(JNIEnv *env, jclass cls, jlong handle) {
   binding *b = (binding *)(intptr_t)handle;
   if (!b)
     return;
+  risky_call_begins();
   clphmm_context_destroy(b->ctx);
-  restore_jvm_signals();
+  risky_call_ends();
   binding_free_buffers(b);
   free(b);
 }
@@ -386,8 +431,9 @@ static void JNICALL native_compute(JNIEnv *env, jclass cls, jlong handle,
   clphmm_stats stats;
   memset(&stats, 0, sizeof stats);
   if (!skip_compute) {
+    const uint64_t builds = context_builds(b->ctx);
     clphmm_status st = clphmm_compute(b->ctx, &batch, 1, b->out);
-    restore_jvm_signals();
+    compute_ended(b->ctx, builds);
     t2 = now_seconds();
     if (st != CLPHMM_SUCCESS) {
       throw_status(env, st, clphmm_last_error(b->ctx));
@@ -448,7 +494,6 @@ static void JNICALL native_reference(JNIEnv *env, jclass cls, jbyteArray jbytes,
 
 static JNINativeMethod g_methods[] = {
     {"nativeVersion", "()Ljava/lang/String;", (void *)native_version},
-    {"nativeDeviceCount", "()I", (void *)native_device_count},
     {"nativeCreate", "(Ljava/lang/String;Z)J", (void *)native_create},
     {"nativeDestroy", "(J)V", (void *)native_destroy},
     {"nativeDeviceName", "(J)Ljava/lang/String;", (void *)native_device_name},
@@ -471,7 +516,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   JNIEnv *env = NULL;
   if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
     return JNI_ERR;
-  save_jvm_signals();
+  init_signals();
   g_exception_class = global_class(env, EXCEPTION_CLASS);
   if (!g_exception_class)
     return JNI_ERR; /* NoClassDefFoundError pending */

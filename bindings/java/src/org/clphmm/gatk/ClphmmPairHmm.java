@@ -47,15 +47,42 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   private static final Logger logger = Logger.getLogger(ClphmmPairHmm.class.getName());
   private static final Cleaner cleaner = Cleaner.create();
 
-  /** The native binding; shared with the cleaner, which frees it if done() was never called. */
+  /**
+   * The native bindings; shared with the cleaner, which frees them if done() was never called:
+   * the context in use ({@code value}) and the float context that {@link #load} opened for the
+   * first {@link #initialize} ({@code spare}, on the device {@code spareDevice} selected).
+   */
   private static final class Handle implements Runnable {
     long value;
+    long spare;
+    String spareDevice;
 
     @Override
     public synchronized void run() {
       long h = value;
       value = 0;
       if (h != 0) nativeDestroy(h);
+      dropSpare();
+    }
+
+    synchronized void dropSpare() {
+      long s = spare;
+      spare = 0;
+      spareDevice = null;
+      if (s != 0) nativeDestroy(s);
+    }
+
+    /* The spare context if it was opened for `device` in float (0 otherwise; dropped). */
+    synchronized long takeSpare(String device, boolean dbl) {
+      long s = spare;
+      boolean fits = !dbl && java.util.Objects.equals(device, spareDevice);
+      if (fits) {
+        spare = 0;
+        spareDevice = null;
+        return s;
+      }
+      dropSpare();
+      return 0;
     }
   }
 
@@ -74,8 +101,15 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
   /**
    * Loads the JNI library (see the class comment of the loader: property {@code
    * clphmm.jni.library}, the jar's copy extracted to {@code tmpDir}, {@code java.library.path})
-   * and checks that OpenCL lists at least one device. Returns false, with the reason logged,
-   * when either fails, as GKL's {@code load} does on a CPU without AVX.
+   * and opens the device that {@link #initialize} will use (property {@code clphmm.device}, else
+   * {@code CLPHMM_DEVICE}, else the default), building its float kernels, so that a binding that
+   * loads also initializes: GATK's {@code FASTEST_AVAILABLE} falls back to its next
+   * implementation only when {@code load} returns false, and an exception from {@code
+   * initialize} would end its run instead. That context serves the first float {@code
+   * initialize} on the same device (else it is released then). Returns false, with the reason
+   * logged, when the library does not load, no device matches or the kernels do not build, as
+   * GKL's {@code load} does on a CPU without AVX. On an initialized object it only checks the
+   * library.
    */
   @Override
   public synchronized boolean load(File tmpDir) {
@@ -83,13 +117,27 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
       logger.warning("clphmm: cannot load the JNI library: " + NativeLoader.failure());
       return false;
     }
+    synchronized (handle) {
+      if (handle.value != 0 || handle.spare != 0) return true;
+    }
+    String device = deviceProperty();
     try {
-      if (nativeDeviceCount() > 0) return true;
-      logger.warning("clphmm: OpenCL lists no device");
+      long h = nativeCreate(device, false);
+      synchronized (handle) {
+        handle.spare = h;
+        handle.spareDevice = device;
+      }
+      return true;
     } catch (ClphmmException e) {
       logger.warning(e.getMessage());
     }
     return false;
+  }
+
+  /* The device selector: the system property, else null (CLPHMM_DEVICE, else the default). */
+  private static String deviceProperty() {
+    String device = System.getProperty(DEVICE_PROPERTY);
+    return device != null && device.isEmpty() ? null : device;
   }
 
   /**
@@ -102,15 +150,15 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
    */
   @Override
   public synchronized void initialize(PairHMMNativeArguments args) {
-    release();
     boolean dbl = args != null && args.useDoublePrecision;
+    String device = deviceProperty();
+    long spare = handle.takeSpare(device, dbl);
+    release();
     long h;
     String name;
     try {
       requireLibrary();
-      String device = System.getProperty(DEVICE_PROPERTY);
-      if (device != null && device.isEmpty()) device = null;
-      h = nativeCreate(device, dbl);
+      h = spare != 0 ? spare : nativeCreate(device, dbl);
       try {
         name = nativeDeviceName(h);
       } catch (RuntimeException | Error e) {
@@ -251,8 +299,6 @@ public class ClphmmPairHmm implements PairHMMNativeBinding {
 
   /* Registered by JNI_OnLoad of libclphmm_jni (clphmm_jni.c). */
   private static native String nativeVersion();
-
-  private static native int nativeDeviceCount();
 
   private static native long nativeCreate(String device, boolean useDouble);
 

@@ -1,5 +1,6 @@
 package org.clphmm.gatk;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -257,6 +258,7 @@ public final class BindingTest {
         + ", double max |clphmm - GKL double| = " + (gklAvx != null ? fmt(worst[4]) : "n/a"));
 
     badInput(flt, data);
+    unmatchedDevice();
     lifecycle();
     threads(flt, data);
     jvmSignals();
@@ -267,6 +269,25 @@ public final class BindingTest {
       gklOmp.done();
     }
     return 0;
+  }
+
+  /**
+   * A device selector that matches nothing: load() is false (GATK then falls back to its next
+   * implementation), not true with an initialize() that throws and ends GATK's run.
+   */
+  void unmatchedDevice() {
+    String was = System.getProperty(ClphmmPairHmm.DEVICE_PROPERTY);
+    System.setProperty(ClphmmPairHmm.DEVICE_PROPERTY, "no-such-opencl-device");
+    try {
+      ClphmmPairHmm b = new ClphmmPairHmm();
+      check(!b.load(null), "load() with clphmm.device matching no device is false");
+      expectThrow("initialize with clphmm.device matching no device", ClphmmException.class,
+          "no-such-opencl-device", null, () -> b.initialize(args(false)));
+      b.done();
+    } finally {
+      if (was == null) System.clearProperty(ClphmmPairHmm.DEVICE_PROPERTY);
+      else System.setProperty(ClphmmPairHmm.DEVICE_PROPERTY, was);
+    }
   }
 
   interface Call {
@@ -429,7 +450,35 @@ public final class BindingTest {
    * handlers), those must still arrive: without the binding's repair the first division by zero
    * of the interpreter raised nothing on PoCL 3.1.
    */
+  /**
+   * Signals 1-31 that the process catches and ignores (SigCgt, SigIgn of /proc/self/status), or
+   * null where that file is not there. Taken before the binding's class loads.
+   */
+  static long[] signalMasks() {
+    Path status = Paths.get("/proc/self/status");
+    long cgt = -1, ign = -1;
+    try {
+      for (String line : Files.readAllLines(status)) {
+        if (line.startsWith("SigCgt:")) cgt = Long.parseUnsignedLong(line.substring(7).trim(), 16);
+        if (line.startsWith("SigIgn:")) ign = Long.parseUnsignedLong(line.substring(7).trim(), 16);
+      }
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+    return cgt < 0 || ign < 0 ? null : new long[] {cgt & 0x7fffffffL, ign & 0x7fffffffL};
+  }
+
+  static final long[] MASKS_AT_START = signalMasks();
+
   void jvmSignals() {
+    // The OpenCL runtime's handlers (PoCL's, LLVM's on fifteen signals) are all gone again: the
+    // process catches and ignores the signals it did before any context existed.
+    long[] now = signalMasks();
+    if (MASKS_AT_START != null && now != null)
+      check(Arrays.equals(MASKS_AT_START, now), String.format(Locale.ROOT,
+          "after OpenCL: the same signals caught (%x, at start %x) and ignored (%x, at start %x)",
+          now[0], MASKS_AT_START[0], now[1], MASKS_AT_START[1]));
+
     int n = 20000, arith = 0, npe = 0;
     for (int i = 0; i < n; i++) {
       try {
