@@ -571,9 +571,6 @@ static clphmm_status validate_shapes(cph_pool *pool,
                                      const clphmm_batch *batches, size_t n,
                                      size_t *n_pairs, uint64_t *cells,
                                      size_t *longest, cph_batch_sum *sums) {
-  const clphmm_status count = cph_validate_batch_count(batches, n);
-  if (count)
-    return count;
   const size_t ranges = n / SHAPE_RANGE + (n % SHAPE_RANGE != 0);
   uint64_t *counts =
       ranges > 1 && batches ? malloc(3 * ranges * sizeof *counts) : NULL;
@@ -628,12 +625,17 @@ clphmm_status cph_engine_compute(cph_engine *ctx, const clphmm_batch *batches,
   const double t0 = cph_now();
   size_t n_pairs, longest;
   uint64_t cells;
+  /* (The count first: the sums below and the validation's ranges are
+   * sized by it.) */
+  clphmm_status rc = cph_validate_batch_count(batches, n_batches);
+  if (rc)
+    return rc;
   /* (Without memory for the batches' sums, chunks are cut read by read;
    * calloc checks the size's overflow, which 32-bit builds could reach.) */
   cph_batch_sum *sums =
       n_batches && batches ? calloc(n_batches, sizeof *sums) : NULL;
-  clphmm_status rc = validate_shapes(ctx->pool, batches, n_batches, &n_pairs,
-                                     &cells, &longest, sums);
+  rc = validate_shapes(ctx->pool, batches, n_batches, &n_pairs, &cells,
+                       &longest, sums);
   if (!rc && n_pairs > 0 && !out)
     rc = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "out is NULL");
   if (rc) {
