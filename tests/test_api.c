@@ -1131,6 +1131,14 @@ static void test_bad_settings(void) {
       {"CLPHMM_INLINE_ROWS", "3"},
       {"CLPHMM_INLINE_COLS", "abc"},
       {"CLPHMM_EXIT_CELLS", "-1"},
+      /* (strtoull skips blanks and takes a sign: these were 2^64 - 5 and
+       * the like; out of range was its largest value.) */
+      {"CLPHMM_EXIT_CELLS", " -1"},
+      {"CLPHMM_EXACT_DIRECT", "\t-5"},
+      {"CLPHMM_CHUNK_CELLS", " -1"},
+      {"CLPHMM_CHUNK_CELLS", "99999999999999999999999"},
+      {"CLPHMM_CHUNK_CELLS", "9223372036854775808"},
+      {"CLPHMM_INLINE_COLS", "+5"},
       {"CLPHMM_EXACT_DIRECT", "1e7"},
       {"CLPHMM_CHUNK_RAMP", "0"},
       {"CLPHMM_CHUNK_RAMP", "65"},
@@ -1171,6 +1179,30 @@ static void test_bad_settings(void) {
       unsetenv(name);
     free(saved);
   }
+  /* Extra build options longer than the programs' option buffer holds
+   * beside their own (they were cut silently, an option in two). */
+  char opts[701];
+  for (size_t i = 0; i < 700; i += 7)
+    memcpy(opts + i, "-DPAD=1", 7);
+  opts[700] = '\0';
+  const char *keep = getenv("CLPHMM_BUILD_OPTIONS");
+  char *saved = keep ? strdup(keep) : NULL;
+  setenv("CLPHMM_BUILD_OPTIONS", opts, 1);
+  clphmm_context *c = NULL;
+  clphmm_status st = clphmm_context_create(NULL, &c);
+  if (st != CLPHMM_ERROR_NO_OPENCL && st != CLPHMM_ERROR_NO_DEVICE)
+    CHECK(st == CLPHMM_ERROR_INVALID_ARGUMENT && c == NULL &&
+              contains(clphmm_last_error(NULL),
+                       "CLPHMM_BUILD_OPTIONS of 700 bytes is too long"),
+          "700 bytes of CLPHMM_BUILD_OPTIONS gave %s: %s",
+          clphmm_status_string(st), show(clphmm_last_error(NULL)));
+  if (c)
+    clphmm_context_destroy(c);
+  if (saved)
+    setenv("CLPHMM_BUILD_OPTIONS", saved, 1);
+  else
+    unsetenv("CLPHMM_BUILD_OPTIONS");
+  free(saved);
 }
 
 /* ---- main ---------------------------------------------------------------- */

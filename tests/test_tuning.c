@@ -236,6 +236,15 @@ static void test_file_errors(void) {
   memset(name + 6, 'x', 200);
   strcpy(name + 206, "\" variants=8x4");
   parse_bad(name, "value too long for field: name");
+  /* Digits only in variants (strtoul skipped blanks and took signs: the
+   * update below once wrote "8x4, 16x8", which this parser refused), each
+   * suffix once, and no empty match field (it matched every device). */
+  parse_bad("variants=+8x+4/+64\n", "bad variants");
+  parse_bad("variants=8x4/-18446744073709551552\n", "bad variants");
+  parse_bad("variants=8x4:r100:r200\n", "suffix ':r200' given twice");
+  parse_bad("variants=32x16/32:long:long\n", "suffix ':long' given twice");
+  parse_bad("name=\"\" variants=8x4\n", "empty value for field: name");
+  parse_bad("vendor= variants=8x4\n", "empty value for field: vendor");
 }
 
 static void test_load(void) {
@@ -340,6 +349,17 @@ static void test_path(void) {
 static void test_update(void) {
   char path[512];
   snprintf(path, sizeof path, "%s/a/b/tuning.txt", tmpdir);
+  /* What the parser would refuse is not written. */
+  CHECK(clphmm_tuning_file_update(path, "Dev One", "8x4, 16x8") ==
+            CLPHMM_ERROR_INVALID_ARGUMENT,
+        "a list with a blank refused: %s", clphmm_last_error(NULL));
+  char long_name[201];
+  memset(long_name, 'n', 200);
+  long_name[200] = '\0';
+  CHECK(clphmm_tuning_file_update(path, long_name, "8x4") ==
+                CLPHMM_ERROR_TOO_LARGE &&
+            strstr(clphmm_last_error(NULL), "would not read back"),
+        "a 200-byte device name refused: %s", clphmm_last_error(NULL));
   CHECK(clphmm_tuning_file_update(path, "Dev One", "8x4/64,16x8/64") ==
             CLPHMM_SUCCESS,
         "create in new directories: %s", clphmm_last_error(NULL));

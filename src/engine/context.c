@@ -3,6 +3,8 @@
 #include "engine/launch.h"
 #include "model/bound.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +130,12 @@ static clphmm_status env_number(const char *name, uint64_t dflt, uint64_t lo,
   if (!v || !*v)
     return CLPHMM_SUCCESS;
   char *end;
+  errno = 0;
   unsigned long long n = strtoull(v, &end, 10);
-  if (*end || n < lo || n > hi || *v == '-' || *v == '+')
+  /* (Digits only: strtoull skips leading blanks and takes a sign, so " -1"
+   * was 2^64 - 1; and out of range is ERANGE, not its largest value.) */
+  if (*end || !isdigit((unsigned char)*v) || errno == ERANGE || n < lo ||
+      n > hi)
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "%s='%s' is not a number%s%s from %llu to %llu", name, v,
                      what ? " of " : "", what ? what : "",
@@ -154,11 +160,14 @@ static clphmm_status env_chunk_cells(uint64_t *cells) {
   if (!v || !*v)
     return CLPHMM_SUCCESS;
   char *end;
+  errno = 0;
   unsigned long long n = strtoull(v, &end, 10);
-  if (*end || n < 1 || *v == '-' || *v == '+')
+  /* (At most 2^62: twice a chunk's cells must not wrap.) */
+  if (*end || !isdigit((unsigned char)*v) || errno == ERANGE || n < 1 ||
+      n > (1ULL << 62))
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
                      "CLPHMM_CHUNK_CELLS='%s' is not a positive number of "
-                     "cells",
+                     "cells up to 2^62",
                      v);
   *cells = n;
   return CLPHMM_SUCCESS;
@@ -281,6 +290,13 @@ static clphmm_status engine_create(const clphmm_options *o,
   if (!st)
     st = env_number("CLPHMM_EXIT_CELLS", exit_cells, 0, UINT64_MAX, "cells",
                     &exit_cells);
+  /* (Appended to each program's options, cph_variant_options, whose buffer
+   * cut them silently past about 760 bytes.) */
+  const char *opts = getenv("CLPHMM_BUILD_OPTIONS");
+  if (!st && opts && strlen(opts) > CPH_MAX_EXTRA_OPTIONS)
+    st = cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
+                   "CLPHMM_BUILD_OPTIONS of %zu bytes is too long (at most %d)",
+                   strlen(opts), CPH_MAX_EXTRA_OPTIONS);
   ctx->exit_cells = exit_cells;
   ctx->copy_sched = 1;
   ctx->share_inputs = 1;

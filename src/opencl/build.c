@@ -246,7 +246,7 @@ static int try_cache(const cph_builder *b, const char *key, const char *opts,
   }
   if (r == CPH_CACHE_REJECTED) {
     b->diag->cache_rejected++;
-    cph_diag_note(b->diag, "kernel cache: deleted a bad entry (%s)", why);
+    cph_diag_note(b->diag, "kernel cache: rejected an entry (%s)", why);
   }
   return -1;
 }
@@ -268,7 +268,7 @@ static void store(const cph_builder *b, const char *key, cl_program prog) {
 
 clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
                                int dbl, cph_kernel *out) {
-  char opts[1024], id[128], key[KEY_MAX];
+  char opts[CPH_OPTIONS_MAX], id[128], key[KEY_MAX];
   /* Work-groups shrink until the local memory fits (double tables are
    * twice as large); the launch uses the variant as built. */
   const cph_variant fit = cph_variant_fit(asked, dbl, b->dev);
@@ -302,7 +302,7 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
 }
 
 static void save_now(const cph_builder *b, const cph_kernel *k) {
-  char opts[1024], id[128], key[KEY_MAX];
+  char opts[CPH_OPTIONS_MAX], id[128], key[KEY_MAX];
   cph_variant_options(&k->variant, k->dbl, opts, sizeof opts);
   if (cph_program_source_id(id, sizeof id) != CLPHMM_SUCCESS)
     return;

@@ -172,13 +172,22 @@ unsigned char *cph_cache_encode(const char *key, const unsigned char *data,
 
 /* Read a whole file (at most MAX_ENTRY bytes). 0, or an errno value. */
 static int read_file(const char *path, unsigned char **data, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return errno;
+  /* (Not blocking: a FIFO at an entry's path hung the context's creation;
+   * anything but a regular file is a bad entry.) */
+  const int fd = open(path, O_RDONLY | O_NONBLOCK);
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!f) {
+    const int err = errno;
+    if (fd >= 0)
+      close(fd);
+    return err;
+  }
   struct stat sb;
   int err = 0;
   if (fstat(fileno(f), &sb) != 0)
     err = errno;
+  else if (!S_ISREG(sb.st_mode))
+    err = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
   else if (sb.st_size < 0 || (uint64_t)sb.st_size > MAX_ENTRY)
     err = EFBIG;
   unsigned char *buf = err ? NULL : malloc((size_t)sb.st_size + 1);
@@ -226,10 +235,14 @@ cph_cache_result cph_cache_get(const cph_cache *c, const char *key,
   int err = read_file(path, &e, &n);
   if (err == ENOENT)
     return CPH_CACHE_MISS;
+  if (err == EISDIR || err == EINVAL) { /* (not a file: not ours to remove) */
+    snprintf(why, why_n, "%s: not a regular file (left as it is)", path);
+    return CPH_CACHE_REJECTED;
+  }
   const char *bad = err ? strerror(err) : check_entry(e, n, key);
   if (bad) {
     free(e);
-    snprintf(why, why_n, "%s: %s", path, bad);
+    snprintf(why, why_n, "%s: %s; deleted", path, bad);
     unlink(path);
     return CPH_CACHE_REJECTED;
   }
@@ -240,12 +253,16 @@ cph_cache_result cph_cache_get(const cph_cache *c, const char *key,
   return CPH_CACHE_HIT;
 }
 
-/* Write all of buf to a new file `tmp`; 0 or an errno value. */
-static int write_new(const char *tmp, const unsigned char *buf, size_t n) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+/* Write all of buf to a new file named from the template `tmp` (its
+ * XXXXXX replaced: mkstemp, so that no other thread or process, whatever
+ * its pid, ever opens the same name); 0 or an errno value, *made set when
+ * the file was created (then this writer's to remove). */
+static int write_new(char *tmp, const unsigned char *buf, size_t n, int *made) {
+  int fd = mkstemp(tmp);
+  *made = fd >= 0;
   if (fd < 0)
     return errno;
-  int err = 0;
+  int err = fchmod(fd, 0644) != 0 ? errno : 0;
   for (size_t done = 0; done < n && !err;) {
     ssize_t w = write(fd, buf + done, n - done);
     if (w < 0 && errno != EINTR)
@@ -270,18 +287,23 @@ int cph_cache_put(cph_cache *c, const char *key, const unsigned char *data,
   }
   char path[CPH_CACHE_PATH_MAX + 32], tmp[CPH_CACHE_PATH_MAX + 96];
   cph_cache_entry_path(c, key, path, sizeof path);
-  /* Unique per process and call: concurrent writers never share a file. */
-  static _Thread_local unsigned serial;
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), serial++);
-  int err = write_new(tmp, buf, n);
+  /* (Once, two threads of a process numbered their files alike, and the
+   * one that lost the race removed the other's file.) */
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+  int made = 0;
+  int err = write_new(tmp, buf, n, &made);
   free(buf);
-  if (!err && rename(tmp, path) != 0)
+  const int renamed = !err && rename(tmp, path) == 0;
+  if (!err && !renamed)
     err = errno;
   if (!err)
     return 0;
-  unlink(tmp);
+  if (made)
+    unlink(tmp);
   c->writable = 0;
-  set_note(c, "kernel cache read-only: cannot write to", c->dir, err);
+  /* (A failed rename names the entry: something else may hold its name.) */
+  set_note(c, "kernel cache read-only: cannot write to", made ? path : c->dir,
+           err);
   snprintf(why, why_n, "%s", c->note);
   return -1;
 }

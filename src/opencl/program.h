@@ -143,7 +143,11 @@ typedef struct cph_kernel {
 /* "GxC/WG[:long][:rN]" or "vPxC/WG" into buf. */
 void cph_variant_name(const cph_variant *v, char *buf, size_t n);
 
-/* The canonical (sorted) build options of a variant in a precision. */
+/* The canonical (sorted) build options of a variant in a precision, then
+ * $CLPHMM_BUILD_OPTIONS (at most CPH_MAX_EXTRA_OPTIONS bytes, checked when
+ * a context is created), into buf (CPH_OPTIONS_MAX bytes hold both). */
+#define CPH_MAX_EXTRA_OPTIONS 640
+#define CPH_OPTIONS_MAX 1024
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
 /* The kernel source files, concatenated in order into every program. */

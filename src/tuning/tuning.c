@@ -102,6 +102,17 @@ const cph_tuning_entry *cph_tuning_builtin(size_t *n) {
  * as one task on one core). */
 #define DEFAULT_VEC_WG 1
 
+/* A decimal number at p, digits only (strtoul alone skips blanks and takes
+ * a sign: "8x4, 16x8" or "+8x4" were read, and written back as entries the
+ * parser then refused); *end == p when there is none. */
+static unsigned long parse_digits(const char *p, char **end) {
+  if (!isdigit((unsigned char)*p)) {
+    *end = (char *)p;
+    return 0;
+  }
+  return strtoul(p, end, 10);
+}
+
 /* A variant's optional suffixes: ":long" (the long-read variant), ":small"
  * (the small-call variant) and ":rN" (register cap, 32..255). */
 static int parse_suffixes(const char **pp, cph_variant *v, char *why,
@@ -109,14 +120,19 @@ static int parse_suffixes(const char **pp, cph_variant *v, char *why,
   const char *p = *pp;
   while (*p == ':') {
     char *end;
+    const char *at = p;
+    int again = 0;
     if (!strncmp(p + 1, "long", 4) && (p[5] == ':' || p[5] == ',' || !p[5])) {
+      again = v->seq;
       v->seq = 1;
       p += 5;
     } else if (!strncmp(p + 1, "small", 5) &&
                (p[6] == ':' || p[6] == ',' || !p[6])) {
+      again = v->small;
       v->small = 1;
       p += 6;
     } else if (p[1] == 'r' && isdigit((unsigned char)p[2])) {
+      again = v->maxreg != 0;
       unsigned long r = strtoul(p + 2, &end, 10);
       if (r < 32 || r > 255) {
         snprintf(why, why_n, "register caps (:rN) must be 32..255");
@@ -127,6 +143,10 @@ static int parse_suffixes(const char **pp, cph_variant *v, char *why,
     } else {
       snprintf(why, why_n, "unknown suffix '%.12s' (known: :long, :small, :rN)",
                p);
+      return 0;
+    }
+    if (again) {
+      snprintf(why, why_n, "suffix '%.*s' given twice", (int)(p - at), at);
       return 0;
     }
   }
@@ -143,17 +163,17 @@ int cph_variants_parse(const char *spec, cph_variant_set *set, char *why,
     char *end;
     const int vec = *p == 'v';
     p += vec;
-    unsigned long g = strtoul(p, &end, 10), c = 0,
+    unsigned long g = parse_digits(p, &end), c = 0,
                   wg = vec ? DEFAULT_VEC_WG : DEFAULT_WG;
     if (end == p || *end != 'x')
       goto bad;
     p = end + 1;
-    c = strtoul(p, &end, 10);
+    c = parse_digits(p, &end);
     if (end == p)
       goto bad;
     p = end;
     if (*p == '/') {
-      wg = strtoul(p + 1, &end, 10);
+      wg = parse_digits(p + 1, &end);
       if (end == p + 1)
         goto bad;
       p = end;
@@ -270,6 +290,9 @@ static const char *type_name(int t) {
 
 static clphmm_status copy_field(const parser *ps, char *dst, size_t n,
                                 const char *key, const char *v) {
+  /* (An empty name, arch or vendor would match every device.) */
+  if (!*v)
+    return bad_line(ps, "empty value for field", key);
   if (strlen(v) >= n)
     return bad_line(ps, "value too long for field", key);
   memcpy(dst, v, strlen(v) + 1);

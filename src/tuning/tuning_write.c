@@ -90,6 +90,15 @@ static clphmm_status check_args(const char *name, const char *variants) {
   if (!variants || !cph_variants_parse(variants, &set, why, sizeof why))
     return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT, "variants '%s': %s",
                      variants ? variants : "(null)", variants ? why : "NULL");
+  /* (What the parser would refuse is not written: a file it refuses makes
+   * every context's creation fail.) */
+  const cph_tuning_entry *e = NULL;
+  if (strlen(name) >= sizeof e->name || strlen(variants) >= sizeof e->variants)
+    return cph_error(CLPHMM_ERROR_TOO_LARGE,
+                     "a device name of %zu bytes or a variant list of %zu "
+                     "(at most %zu and %zu) would not read back",
+                     strlen(name), strlen(variants), sizeof e->name - 1,
+                     sizeof e->variants - 1);
   return CLPHMM_SUCCESS;
 }
 
