@@ -107,6 +107,22 @@ static void test_not_a_file(void) {
         "storing over a directory: note '%s' does not name %s", c.note, path);
 }
 
+/* A directory path longer than the cache keeps: caching off, said (it
+ * was cut, and the entries went to the cut path's directory). */
+static void test_long_path(void) {
+  char longdir[CPH_CACHE_PATH_MAX + 100];
+  int n = snprintf(longdir, sizeof longdir, "%s/", dir);
+  memset(longdir + n, 'a', sizeof longdir - (size_t)n - 1);
+  longdir[sizeof longdir - 1] = '\0';
+  cph_cache c;
+  cph_device dev;
+  memset(&dev, 0, sizeof dev);
+  cph_cache_open(&c, longdir, &dev);
+  CHECK(!c.readable && !c.writable && strstr(c.note, "longer than"),
+        "a %zu-byte cache directory: readable %d, note '%s'", strlen(longdir),
+        c.readable, c.note);
+}
+
 int main(void) {
   snprintf(dir, sizeof dir, "%s/clphmm-cache-test.XXXXXX",
            getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -116,6 +132,7 @@ int main(void) {
   }
   test_racing_writers();
   test_not_a_file();
+  test_long_path();
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (system(cmd) != 0)

@@ -68,22 +68,26 @@ static int make_dirs(const char *dir) {
   return S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
 }
 
-/* The configured directory, or "" for none; *off when explicitly empty. */
-static void choose_dir(const char *option, char *dir, size_t n, int *off) {
+/* The configured directory, or "" for none; *off when explicitly empty.
+ * Returns 0, or -1 when the path does not fit `dir` (it was cut, and the
+ * entries went to the cut path's directory). */
+static int choose_dir(const char *option, char *dir, size_t n, int *off) {
   const char *env = getenv("CLPHMM_CACHE_DIR");
   const char *xdg = getenv("XDG_CACHE_HOME");
   const char *home = getenv("HOME");
   *off = 0;
   dir[0] = '\0';
+  int w = 0;
   if (option || env) {
     const char *d = option ? option : env;
     *off = *d == '\0';
-    snprintf(dir, n, "%s", d);
+    w = snprintf(dir, n, "%s", d);
   } else if (xdg && xdg[0] == '/') { /* relative values are ignored (XDG) */
-    snprintf(dir, n, "%s/clphmm", xdg);
+    w = snprintf(dir, n, "%s/clphmm", xdg);
   } else if (home && *home) {
-    snprintf(dir, n, "%s/.cache/clphmm", home);
+    w = snprintf(dir, n, "%s/.cache/clphmm", home);
   }
+  return w >= 0 && (size_t)w < n ? 0 : -1;
 }
 
 /* PoCL with its own kernel cache off (POCL_KERNEL_CACHE=0) names a
@@ -100,7 +104,13 @@ static int pocl_uncached(const cph_device *dev) {
 void cph_cache_open(cph_cache *c, const char *option, const cph_device *dev) {
   memset(c, 0, sizeof *c);
   int off;
-  choose_dir(option, c->dir, sizeof c->dir, &off);
+  if (choose_dir(option, c->dir, sizeof c->dir, &off) != 0) {
+    snprintf(c->note, sizeof c->note,
+             "kernel cache off: its directory's path is longer than %d bytes",
+             CPH_CACHE_PATH_MAX - 1);
+    c->dir[0] = '\0';
+    return;
+  }
   if (off) {
     snprintf(c->note, sizeof c->note, "kernel cache disabled");
     return;

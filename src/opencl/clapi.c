@@ -14,7 +14,7 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static clphmm_status load_status;
 static char load_message[1024];
 
-static void *open_loader(char *tried, size_t n) {
+static void *open_loader(char *tried, size_t n, const char **lib) {
   const char *env = getenv("CLPHMM_OPENCL_LIBRARY");
   const char *names[] = {env && *env ? env : NULL, "libOpenCL.so.1",
                          "libOpenCL.so"};
@@ -23,10 +23,15 @@ static void *open_loader(char *tried, size_t n) {
     if (!names[i])
       continue;
     void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    *lib = names[i];
     if (h)
       return h;
+    /* (With the loader's reason: a file that is there but does not load
+     * says why.) */
+    const char *why = dlerror();
     size_t used = strlen(tried);
-    snprintf(tried + used, n - used, "%s%s", used ? ", " : "", names[i]);
+    snprintf(tried + used, n - used, "%s%s (%s)", used ? ", " : "", names[i],
+             why ? why : "not found");
     if (env && *env)
       break; /* an explicit choice is not second-guessed */
   }
@@ -35,7 +40,8 @@ static void *open_loader(char *tried, size_t n) {
 
 static void load_once_fn(void) {
   char tried[512];
-  void *h = open_loader(tried, sizeof tried);
+  const char *lib = NULL;
+  void *h = open_loader(tried, sizeof tried, &lib);
   if (!h) {
     load_status = CLPHMM_ERROR_NO_OPENCL;
     snprintf(load_message, sizeof load_message,
@@ -53,7 +59,7 @@ static void load_once_fn(void) {
   if (!cph_cl.name) {                                                          \
     load_status = CLPHMM_ERROR_NO_OPENCL;                                      \
     snprintf(load_message, sizeof load_message,                                \
-             "the OpenCL library lacks cl" #name);                             \
+             "the OpenCL library %s lacks cl" #name, lib);                     \
     return;                                                                    \
   }
   CPH_CL_FUNCTIONS(CPH_CL_LOAD)
