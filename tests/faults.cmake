@@ -12,7 +12,8 @@ clphmm_set_flags(cph_clshim)
 
 clphmm_add_test(test_faults test_faults.c workload.c)
 target_compile_definitions(test_faults PRIVATE
-  CLPHMM_TEST_SHIM="$<TARGET_FILE:cph_clshim>")
+  CLPHMM_TEST_SHIM="$<TARGET_FILE:cph_clshim>"
+  CLPHMM_TEST_KERNELS="${PROJECT_SOURCE_DIR}/cl")
 target_link_libraries(test_faults PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(test_faults cph_clshim)
 # PoCL shares program binaries between processes only with its own kernel

@@ -225,6 +225,51 @@ static void test_cold_warm(const char *dir) {
   clphmm_context_destroy(ctx);
 }
 
+/* A program is stored under the key it was built with: kernel files of
+ * $CLPHMM_KERNEL_DIR edited between a context's build and its first
+ * compute (where programs are stored) once stored the old source's binary
+ * under the new source's key, which the next context then loaded. */
+static void test_edited_sources(void) {
+  char kdir[1100], cdir[1100], cmd[2400];
+  scratch_path(kdir, sizeof kdir, "kernels");
+  scratch_path(cdir, sizeof cdir, "edited-cache");
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp '%s'/*.cl '%s'/", kdir,
+           CLPHMM_TEST_KERNELS, kdir);
+  CHECK(system(cmd) == 0, "cannot copy the kernel sources: %s", cmd);
+  setenv("CLPHMM_KERNEL_DIR", kdir, 1);
+  /* (One program a context: double mode, one variant; PoCL compiles each
+   * from source here, twice.) */
+  char *vars = getenv("CLPHMM_DOUBLE_VARIANTS")
+                   ? strdup(getenv("CLPHMM_DOUBLE_VARIANTS"))
+                   : NULL;
+  setenv("CLPHMM_DOUBLE_VARIANTS", "8x4/64", 1);
+  shim("");
+  clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_DOUBLE, cdir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  snprintf(cmd, sizeof cmd, "echo '/* edited */' >> '%s/prelude.cl'", kdir);
+  CHECK(system(cmd) == 0, "cannot edit %s/prelude.cl", kdir);
+  free(compute_ok(ctx, "built before the edit"));
+  CHECK(diag(ctx).cache_writes > 0, "nothing stored before the edit");
+  clphmm_context_destroy(ctx);
+  ctx = open_ctx(CLPHMM_PRECISION_DOUBLE, cdir, 0);
+  CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
+  const clphmm_diagnostics d = diag(ctx);
+  CHECK(d.programs_loaded == 0 && d.programs_compiled > 0,
+        "the edited sources: %llu programs loaded from the cache (another "
+        "source's), %llu compiled",
+        (unsigned long long)d.programs_loaded,
+        (unsigned long long)d.programs_compiled);
+  clphmm_context_destroy(ctx);
+  unsetenv("CLPHMM_KERNEL_DIR");
+  if (vars)
+    setenv("CLPHMM_DOUBLE_VARIANTS", vars, 1);
+  else
+    unsetenv("CLPHMM_DOUBLE_VARIANTS");
+  free(vars);
+  remove_tree(kdir);
+  remove_tree(cdir);
+}
+
 /* CLPHMM_CACHE_DIR="" or options.cache_dir = "" turn the cache off. */
 static void test_disabled(void) {
   shim("");
@@ -1376,6 +1421,8 @@ int main(void) {
   stamp("test_cold_warm");
   test_disabled();
   stamp("test_disabled");
+  test_edited_sources();
+  stamp("test_edited_sources");
   test_unusable_dirs(cache);
   stamp("test_unusable_dirs");
   test_bad_entries(cache);

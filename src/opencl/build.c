@@ -285,6 +285,8 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
     cph_cache_key(b->dev, id, opts, key, sizeof key);
     if (try_cache(b, key, opts, out) == 0)
       return CLPHMM_SUCCESS;
+    snprintf(out->source_id, sizeof out->source_id, "%s", id);
+    snprintf(out->options, sizeof out->options, "%s", opts);
   }
   cl_program prog = NULL;
   st = from_source(b, opts, v->maxreg, &prog);
@@ -302,11 +304,10 @@ clphmm_status cph_kernel_build(const cph_builder *b, const cph_variant *asked,
 }
 
 static void save_now(const cph_builder *b, const cph_kernel *k) {
-  char opts[CPH_OPTIONS_MAX], id[128], key[KEY_MAX];
-  cph_variant_options(&k->variant, k->dbl, opts, sizeof opts);
-  if (cph_program_source_id(id, sizeof id) != CLPHMM_SUCCESS)
+  char key[KEY_MAX];
+  if (!k->source_id[0])
     return;
-  cph_cache_key(b->dev, id, opts, key, sizeof key);
+  cph_cache_key(b->dev, k->source_id, k->options, key, sizeof key);
   store(b, key, k->program);
 }
 

@@ -130,6 +130,11 @@ typedef struct cph_args {
   unsigned long gen;
 } cph_args;
 
+/* Extra build options ($CLPHMM_BUILD_OPTIONS) at most, and a program's
+ * whole option text (cph_variant_options). */
+#define CPH_MAX_EXTRA_OPTIONS 640
+#define CPH_OPTIONS_MAX 1024
+
 typedef struct cph_kernel {
   cl_program program;
   cl_kernel kernel;
@@ -138,6 +143,13 @@ typedef struct cph_kernel {
   cph_variant variant;
   int dbl;     /* built for double precision */
   int unsaved; /* built from source, not yet in the kernel cache */
+  /* The kernel sources' identity (cph_program_source_id) and the build
+   * options when it was built: the key it is saved under, not the files'
+   * and the environment's at the save (with $CLPHMM_KERNEL_DIR's files
+   * edited between, the old source's binary was stored under the new
+   * source's key). "" when it is not to be saved. */
+  char source_id[128];
+  char options[CPH_OPTIONS_MAX];
 } cph_kernel;
 
 /* "GxC/WG[:long][:rN]" or "vPxC/WG" into buf. */
@@ -146,8 +158,6 @@ void cph_variant_name(const cph_variant *v, char *buf, size_t n);
 /* The canonical (sorted) build options of a variant in a precision, then
  * $CLPHMM_BUILD_OPTIONS (at most CPH_MAX_EXTRA_OPTIONS bytes, checked when
  * a context is created), into buf (CPH_OPTIONS_MAX bytes hold both). */
-#define CPH_MAX_EXTRA_OPTIONS 640
-#define CPH_OPTIONS_MAX 1024
 void cph_variant_options(const cph_variant *v, int dbl, char *buf, size_t n);
 
 /* The kernel source files, concatenated in order into every program. */
