@@ -1147,9 +1147,7 @@ static void test_bad_settings(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *name = cases[i][0], *value = cases[i][1];
-    const char *keep = getenv(name);
-    char *saved = keep ? strdup(keep) : NULL;
-    setenv(name, value, 1);
+    char *saved = test_env_set(name, value);
     clphmm_context *c = NULL;
     prime_errors();
     clphmm_status st = clphmm_context_create(NULL, &c);
@@ -1173,11 +1171,7 @@ static void test_bad_settings(void) {
           "%s='' (the default) gave %s", name, clphmm_status_string(st));
     if (c)
       clphmm_context_destroy(c);
-    if (saved)
-      setenv(name, saved, 1);
-    else
-      unsetenv(name);
-    free(saved);
+    test_env_restore(name, saved);
   }
   /* Extra build options longer than the programs' option buffer holds
    * beside their own (they were cut silently, an option in two). */
@@ -1185,9 +1179,7 @@ static void test_bad_settings(void) {
   for (size_t i = 0; i < 700; i += 7)
     memcpy(opts + i, "-DPAD=1", 7);
   opts[700] = '\0';
-  const char *keep = getenv("CLPHMM_BUILD_OPTIONS");
-  char *saved = keep ? strdup(keep) : NULL;
-  setenv("CLPHMM_BUILD_OPTIONS", opts, 1);
+  char *saved = test_env_set("CLPHMM_BUILD_OPTIONS", opts);
   clphmm_context *c = NULL;
   clphmm_status st = clphmm_context_create(NULL, &c);
   if (st != CLPHMM_ERROR_NO_OPENCL && st != CLPHMM_ERROR_NO_DEVICE)
@@ -1198,11 +1190,7 @@ static void test_bad_settings(void) {
           clphmm_status_string(st), show(clphmm_last_error(NULL)));
   if (c)
     clphmm_context_destroy(c);
-  if (saved)
-    setenv("CLPHMM_BUILD_OPTIONS", saved, 1);
-  else
-    unsetenv("CLPHMM_BUILD_OPTIONS");
-  free(saved);
+  test_env_restore("CLPHMM_BUILD_OPTIONS", saved);
 }
 
 /* ---- main ---------------------------------------------------------------- */

@@ -239,10 +239,7 @@ static void test_edited_sources(void) {
   setenv("CLPHMM_KERNEL_DIR", kdir, 1);
   /* (One program a context: double mode, one variant; PoCL compiles each
    * from source here, twice.) */
-  char *vars = getenv("CLPHMM_DOUBLE_VARIANTS")
-                   ? strdup(getenv("CLPHMM_DOUBLE_VARIANTS"))
-                   : NULL;
-  setenv("CLPHMM_DOUBLE_VARIANTS", "8x4/64", 1);
+  char *vars = test_env_set("CLPHMM_DOUBLE_VARIANTS", "8x4/64");
   shim("");
   clphmm_context *ctx = open_ctx(CLPHMM_PRECISION_DOUBLE, cdir, 0);
   CHECK_STATUS(clphmm_context_warmup(ctx), CLPHMM_SUCCESS, ctx);
@@ -261,11 +258,7 @@ static void test_edited_sources(void) {
         (unsigned long long)d.programs_compiled);
   clphmm_context_destroy(ctx);
   unsetenv("CLPHMM_KERNEL_DIR");
-  if (vars)
-    setenv("CLPHMM_DOUBLE_VARIANTS", vars, 1);
-  else
-    unsetenv("CLPHMM_DOUBLE_VARIANTS");
-  free(vars);
+  test_env_restore("CLPHMM_DOUBLE_VARIANTS", vars);
   remove_tree(kdir);
   remove_tree(cdir);
 }

@@ -36,6 +36,24 @@ int test_finish(void) {
   return test_checks_failed == 0 && test_checks_passed > 0 ? 0 : 1;
 }
 
+char *test_env_set(const char *name, const char *value) {
+  const char *was = getenv(name);
+  char *saved = was ? strdup(was) : NULL;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+  return saved;
+}
+
+void test_env_restore(const char *name, char *saved) {
+  if (saved)
+    setenv(name, saved, 1);
+  else
+    unsetenv(name);
+  free(saved);
+}
+
 const char *test_data_path(const char *name) {
   static char buf[4096];
   snprintf(buf, sizeof buf, "%s/%s", CLPHMM_TEST_DATA, name);

@@ -34,6 +34,12 @@ clphmm_status test_check_status(clphmm_status got, clphmm_status want,
 /* Prints the summary line and returns the process exit status. */
 int test_finish(void);
 
+/* Set environment variable `name` to `value` (NULL: unset it); returns
+ * its value before (a copy, or NULL), for test_env_restore. */
+char *test_env_set(const char *name, const char *value);
+/* Put back what test_env_set returned, and free it. */
+void test_env_restore(const char *name, char *saved);
+
 /* Path of a fixture in tests/data (static buffer). */
 const char *test_data_path(const char *name);
 

@@ -153,26 +153,6 @@ static clphmm_status env_count(const char *name, unsigned lo, unsigned hi,
   return st;
 }
 
-/* $CLPHMM_CHUNK_CELLS: chunks of about this many cells (tests, tuning). */
-static clphmm_status env_chunk_cells(uint64_t *cells) {
-  const char *v = getenv("CLPHMM_CHUNK_CELLS");
-  *cells = 0;
-  if (!v || !*v)
-    return CLPHMM_SUCCESS;
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull(v, &end, 10);
-  /* (At most 2^62: twice a chunk's cells must not wrap.) */
-  if (*end || !isdigit((unsigned char)*v) || errno == ERANGE || n < 1 ||
-      n > (1ULL << 62))
-    return cph_error(CLPHMM_ERROR_INVALID_ARGUMENT,
-                     "CLPHMM_CHUNK_CELLS='%s' is not a positive number of "
-                     "cells up to 2^62",
-                     v);
-  *cells = n;
-  return CLPHMM_SUCCESS;
-}
-
 /* $CLPHMM_SPECULATE: 0, 1 or auto (the default). */
 static clphmm_status env_speculate(int *mode) {
   const char *v = getenv("CLPHMM_SPECULATE");
@@ -225,8 +205,11 @@ static clphmm_status engine_create(const clphmm_options *o,
                                                          : DEFAULT_MAX_CELLS;
   if (!st)
     st = env_count("CLPHMM_CONCURRENT_TILES", 1, 1024, "tiles", &ctx->max_coop);
+  /* ($CLPHMM_CHUNK_CELLS: chunks of about this many cells, for tests and
+   * tuning; at most 2^62, since twice a chunk's cells must not wrap.) */
   if (!st)
-    st = env_chunk_cells(&ctx->chunk_cells);
+    st = env_number("CLPHMM_CHUNK_CELLS", 0, 1, 1ULL << 62, "cells",
+                    &ctx->chunk_cells);
   if (!st)
     st = env_count("CLPHMM_SPLIT", 1, CPH_SPLIT_MAX_PARTS, "parts",
                    &ctx->split_parts);

@@ -55,7 +55,7 @@ static clphmm_status check_quals(const uint8_t *q, size_t len,
   return CLPHMM_SUCCESS;
 }
 
-static clphmm_status check_read(const clphmm_read *rd, size_t b, size_t r) {
+clphmm_status cph_validate_read(const clphmm_read *rd, size_t b, size_t r) {
   clphmm_status st = check_bases(rd->bases, rd->length, "read", b, r);
   if (!st)
     st = check_quals(rd->base_quals, rd->length, "base quality", b, r);
@@ -78,10 +78,6 @@ static int mul_add_overflows(uint64_t a, uint64_t b, uint64_t *acc) {
     return 1;
   *acc += p;
   return 0;
-}
-
-clphmm_status cph_validate_read(const clphmm_read *rd, size_t b, size_t r) {
-  return check_read(rd, b, r);
 }
 
 clphmm_status cph_validate_batch_count(const clphmm_batch *batches, size_t n) {
@@ -109,7 +105,7 @@ clphmm_status cph_validate_batch(const clphmm_batch *bt, size_t b) {
   if (shape)
     return shape;
   for (size_t r = 0; r < bt->n_reads; r++) {
-    clphmm_status st = check_read(&bt->reads[r], b, r);
+    clphmm_status st = cph_validate_read(&bt->reads[r], b, r);
     if (st)
       return st;
   }
